@@ -1,0 +1,224 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"gopkg.in/yaml.v3"
+)
+
+func FuzzPath(f *testing.F) {
+	for _, s := range []string{
+		"/memories", "/memories/", "/memories/a/b.md", "/memories/../etc", "/memories/%2e%2e/x",
+		"/memories/a\\b", "/memories/\uff0e\uff0e/x", "/memories/.git/config", "/memories/a//b",
+		"/memories/a\u202eb.md", "/memories/\xff", "/memoriesX", "/memories/notes/café.md",
+	} {
+		f.Add(s)
+	}
+	lim := DefaultLimits()
+	f.Fuzz(func(t *testing.T, in string) {
+		rel, err := Path(in, lim)
+		if err != nil {
+			if _, ok := err.(*Rejection); !ok {
+				t.Fatalf("Path(%q) returned %T, want *Rejection", in, err)
+			}
+			return
+		}
+		again, err := Path(Root+"/"+rel, lim)
+		if err != nil || again != rel {
+			t.Fatalf("Path(%q) = %q, but Path(/memories/%s) = %q, %v", in, rel, rel, again, err)
+		}
+		if strings.Contains(rel, "..") || strings.Contains(rel, `\`) || strings.HasPrefix(rel, "/") || strings.HasSuffix(rel, "/") {
+			t.Fatalf("Path(%q) = %q, not canonical", in, rel)
+		}
+		if !utf8.ValidString(rel) {
+			t.Fatalf("Path(%q) = %q, invalid UTF-8", in, rel)
+		}
+		for _, r := range rel {
+			if r < 0x20 || r == 0x7f || badRune(r) != "" {
+				t.Fatalf("Path(%q) = %q, holds %U", in, rel, r)
+			}
+		}
+		if rel == "" {
+			return
+		}
+		elems := strings.Split(rel, "/")
+		if len(elems) > lim.MaxDepth {
+			t.Fatalf("Path(%q) = %q, deeper than %d", in, rel, lim.MaxDepth)
+		}
+		for _, e := range elems {
+			if e == "" || strings.HasPrefix(e, ".") || len(e) > lim.MaxNameBytes {
+				t.Fatalf("Path(%q) = %q, bad element %q", in, rel, e)
+			}
+		}
+	})
+}
+
+func FuzzFrontMatter(f *testing.F) {
+	for _, s := range []string{
+		"", "# x\n", "---\n---\n", "---\ntype: task_rule\nsource: user_confirmed\nconfidence: 0.9\nvalid_from: 2026-01-02\n---\nbody\n",
+		"---\ninvalid_at: 2026-01-01T00:00:00Z\nvalid_from: 2025-01-01\nrows: 10\ntags: [a, b]\n---\n",
+		"---\nsource: x\n---\n", "---\nconfidence: 2\n", "---\na: &x [1]\nb: *x\n---\n", "---\r\ntype: a\r\n---\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		fm, body, bodyLine, err := ParseFrontMatter(content)
+		if err != nil {
+			if _, ok := err.(*Rejection); !ok {
+				t.Fatalf("error is %T, want *Rejection", err)
+			}
+			return
+		}
+		if bodyLine < 1 {
+			t.Fatalf("bodyLine = %d", bodyLine)
+		}
+		if !fm.Present {
+			if string(body) != string(content) || bodyLine != 1 {
+				t.Fatalf("without a header, body and bodyLine must be the content and 1")
+			}
+			return
+		}
+		if !strings.HasSuffix(string(content), string(body)) {
+			t.Fatalf("body is not a suffix of the content")
+		}
+		if c := fm.Confidence; c != nil && (*c < 0 || *c > 1 || math.IsNaN(*c)) {
+			t.Fatalf("confidence %v accepted", *c)
+		}
+		if !fm.InvalidAt.IsZero() && !fm.ValidFrom.IsZero() && fm.InvalidAt.Before(fm.ValidFrom) {
+			t.Fatalf("invalid_at before valid_from accepted")
+		}
+		header, err := renderFrontMatter(fm)
+		if err != nil {
+			t.Skipf("cannot render: %v", err)
+		}
+		fm2, body2, _, err := ParseFrontMatter([]byte(header + "body\n"))
+		if err != nil {
+			t.Fatalf("re-parsing the rendered header %q: %v", header, err)
+		}
+		if string(body2) != "body\n" {
+			t.Fatalf("re-parsed body = %q", body2)
+		}
+		if diff := cmp.Diff(normalizeFM(fm), normalizeFM(fm2), cmpopts.EquateNaNs()); diff != "" {
+			t.Fatalf("front matter does not round-trip through %q (-first +second):\n%s", header, diff)
+		}
+	})
+}
+
+// renderFrontMatter writes fm back as a header.
+func renderFrontMatter(fm FrontMatter) (string, error) {
+	m := map[string]any{}
+	for k, v := range fm.Extra {
+		m[k] = v
+	}
+	set := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	set("type", fm.Type)
+	set("source", fm.Source)
+	set("superseded_by", fm.SupersededBy)
+	if fm.Confidence != nil {
+		m["confidence"] = *fm.Confidence
+	}
+	for k, t := range map[string]time.Time{"valid_from": fm.ValidFrom, "invalid_at": fm.InvalidAt, "expires_at": fm.ExpiresAt} {
+		if !t.IsZero() {
+			m[k] = t.Format(time.RFC3339Nano)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("---\n")
+	if len(m) > 0 {
+		out, err := yaml.Marshal(m)
+		if err != nil {
+			return "", err
+		}
+		b.Write(out)
+	}
+	b.WriteString("---\n")
+	return b.String(), nil
+}
+
+// normalizeFM maps values yaml.v3 does not round-trip exactly to comparable
+// forms: a tagged !!timestamp decodes to time.Time in Extra but is written
+// back untagged, and float64(8) is written as 8, which decodes as int.
+func normalizeFM(fm FrontMatter) FrontMatter {
+	if fm.Extra != nil {
+		fm.Extra = normalizeValue(fm.Extra).(map[string]any)
+	}
+	return fm
+}
+
+func normalizeValue(v any) any {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case time.Time:
+		return v.UTC().Format(time.RFC3339Nano)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = normalizeValue(x)
+		}
+		return out
+	case map[any]any:
+		out := make(map[any]any, len(v))
+		for k, x := range v {
+			out[normalizeValue(k)] = normalizeValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalizeValue(x)
+		}
+		return out
+	}
+	return v
+}
+
+func FuzzContent(f *testing.F) {
+	for _, s := range []string{
+		"# Rules\n- a\n", "password: hunter2Q9x\n", "User: a\nAssistant: b\nUser: c\nAssistant: d\n",
+		"---\nsource: bogus\n---\n", "{\"a\": 1}", "a: [", "\xff", "AKIA" + "EXAMPLEFAKEKEY01",
+	} {
+		f.Add("notes/a.md", []byte(s))
+		f.Add("tools/a.yaml", []byte(s))
+	}
+	rules := map[string]bool{RuleSize: true, RuleEncoding: true, RuleSecret: true, RuleTranscript: true, RuleFrontMatter: true, RuleSyntax: true}
+	f.Fuzz(func(t *testing.T, rel string, content []byte) {
+		err := Content(rel, content, DefaultLimits())
+		if err == nil {
+			return
+		}
+		r, ok := err.(*Rejection)
+		if !ok {
+			t.Fatalf("Content returned %T, want *Rejection", err)
+		}
+		if !rules[r.Rule] {
+			t.Fatalf("unexpected rule %q", r.Rule)
+		}
+		if r.Line < 0 || r.Line > strings.Count(string(content), "\n")+1 {
+			t.Fatalf("line %d out of range", r.Line)
+		}
+		msg := r.Error()
+		if !utf8.ValidString(msg) {
+			t.Fatalf("message is not valid UTF-8: %q", msg)
+		}
+		for _, c := range msg {
+			if c < 0x20 || c == 0x7f {
+				t.Fatalf("message holds a control character: %q", msg)
+			}
+		}
+	})
+}

@@ -1,0 +1,626 @@
+package gate
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// A secretKind is one kind of credential the gate recognises.
+type secretKind struct {
+	id   string // stable identifier, used by tests
+	what string // "an AWS access key id", completes "line N holds what looks like ..."
+	env  string // the reference to suggest, e.g. "AWS_ACCESS_KEY_ID"
+}
+
+var (
+	kindAWSKeyID     = &secretKind{"aws-access-key-id", "an AWS access key id", "AWS_ACCESS_KEY_ID"}
+	kindAWSSecret    = &secretKind{"aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY"}
+	kindGitHub       = &secretKind{"github-token", "a GitHub token", "GITHUB_TOKEN"}
+	kindGitLab       = &secretKind{"gitlab-token", "a GitLab access token", "GITLAB_TOKEN"}
+	kindSlackToken   = &secretKind{"slack-token", "a Slack token", "SLACK_TOKEN"}
+	kindSlackWebhook = &secretKind{"slack-webhook", "a Slack webhook URL (the URL is the credential)", "SLACK_WEBHOOK_URL"}
+	kindAnthropic    = &secretKind{"anthropic-api-key", "an Anthropic API key", "ANTHROPIC_API_KEY"}
+	kindOpenAI       = &secretKind{"openai-api-key", "an OpenAI API key", "OPENAI_API_KEY"}
+	kindGoogle       = &secretKind{"google-api-key", "a Google API key", "GOOGLE_API_KEY"}
+	kindStripe       = &secretKind{"stripe-key", "a Stripe live key", "STRIPE_SECRET_KEY"}
+	kindPrivateKey   = &secretKind{"private-key", "a private key block", "PRIVATE_KEY_FILE"}
+	kindJWT          = &secretKind{"jwt", "a JSON Web Token", "API_TOKEN"}
+	kindURLPassword  = &secretKind{"url-password", "a password inside a connection string or URL", "DB_PASSWORD"}
+	kindAuthHeader   = &secretKind{"authorization-header", "a credential in an Authorization header", "API_TOKEN"}
+	kindAssignment   = &secretKind{"assignment", "a literal secret assigned to a credential field", ""}
+)
+
+// A secretFinding locates a credential: the line and the byte span of the
+// secret within that line (used by tests to prove messages never hold it).
+type secretFinding struct {
+	kind       *secretKind
+	line       int
+	start, end int    // span of the secret in the line
+	key        string // for assignments, the field name (not secret)
+}
+
+// A secretDetector finds one kind of credential. Needles are lower-case
+// literals of at least two bytes, one of which must occur in a line for
+// match to run on it.
+type secretDetector struct {
+	needles []string
+	// match returns the finding in line (kind, span, key), or ok false;
+	// lower is line with ASCII letters lower-cased.
+	match func(line, lower string) (f secretFinding, ok bool)
+}
+
+// Token patterns. Go's regexp is RE2 (linear time); all patterns are
+// anchored on a literal prefix that the needle prefilter requires.
+var (
+	reAWSKeyID      = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
+	reGitHub        = regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)
+	reGitLab        = regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)
+	reSlackToken    = regexp.MustCompile(`\b(?:xox[bpaors]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)
+	reSlackWebhook  = regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]+`)
+	reAnthropic     = regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)
+	reOpenAI        = regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`)
+	reGoogle        = regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)
+	reStripe        = regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{10,}`)
+	rePrivateKey    = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	reJWT           = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
+	reURLPassword   = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s:/?#@'"<>]*):([^\s/?#@'"<>]+)@[A-Za-z0-9\[]`)
+	reAuthHeader    = regexp.MustCompile(`(?i)\bauthorization["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
+	reAWSSecretBody = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
+)
+
+// spanOf returns a finding for the first match of re in line, using
+// submatch group g for the span when g > 0.
+func spanOf(re *regexp.Regexp, k *secretKind, line string, g int) (secretFinding, bool) {
+	m := re.FindStringSubmatchIndex(line)
+	if m == nil {
+		return secretFinding{}, false
+	}
+	return secretFinding{kind: k, start: m[2*g], end: m[2*g+1]}, true
+}
+
+func simple(k *secretKind, re *regexp.Regexp, needles ...string) secretDetector {
+	return secretDetector{needles: needles, match: func(line, _ string) (secretFinding, bool) {
+		return spanOf(re, k, line, 0)
+	}}
+}
+
+// detectors are listed by priority: when two find a secret on the same
+// line, the earlier one names it. There are at most 64.
+var detectors = []secretDetector{
+	simple(kindPrivateKey, rePrivateKey, "private key"),
+	simple(kindAWSKeyID, reAWSKeyID, "akia", "asia"),
+	simple(kindGitHub, reGitHub, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+	simple(kindGitLab, reGitLab, "glpat-"),
+	simple(kindSlackWebhook, reSlackWebhook, "hooks.slack.com"),
+	simple(kindSlackToken, reSlackToken, "xox", "xapp-"),
+	simple(kindAnthropic, reAnthropic, "sk-ant-"),
+	{needles: []string{"sk-"}, match: matchOpenAI},
+	simple(kindGoogle, reGoogle, "aiza"),
+	simple(kindStripe, reStripe, "_live_"),
+	{needles: []string{"eyj"}, match: matchJWT},
+	{needles: []string{"://"}, match: matchURLPassword},
+	{needles: []string{"authorization"}, match: matchAuthHeader},
+	{needles: assignmentNeedles, match: matchAssignment},
+}
+
+// needleRef ties a needle to the detector it triggers.
+type needleRef struct {
+	needle   string
+	detector int
+}
+
+// needleIndex finds every needle of every detector in one pass over a line:
+// firstTwo marks the byte pairs needles start with, byPair lists the
+// needles starting with each pair.
+var needleIndex = func() (ix struct {
+	pair   [1 << 16]uint8 // 1 + index into groups, 0 when no needle starts with the pair
+	groups [][]needleRef
+}) {
+	for d, det := range detectors {
+		for _, n := range det.needles {
+			p := uint16(n[0])<<8 | uint16(n[1])
+			if ix.pair[p] == 0 {
+				ix.groups = append(ix.groups, nil)
+				ix.pair[p] = uint8(len(ix.groups))
+			}
+			g := ix.pair[p] - 1
+			ix.groups[g] = append(ix.groups[g], needleRef{n, d})
+		}
+	}
+	return ix
+}()
+
+// findSecret returns the first line of content holding a credential, or nil.
+// lower is content with ASCII letters lower-cased. Each line is scanned once
+// for the needles of all detectors; the detectors it triggers then run in
+// priority order.
+func findSecret(content, lower []byte) *secretFinding {
+	text, ltext := string(content), string(lower)
+	lineNo := 0
+	for off := 0; off < len(ltext); {
+		end := strings.IndexByte(ltext[off:], '\n')
+		if end < 0 {
+			end = len(ltext)
+		} else {
+			end += off
+		}
+		line, lline := text[off:end], ltext[off:end]
+		off = end + 1
+		lineNo++
+		triggered := triggeredDetectors(lline)
+		for d := 0; triggered != 0; d++ {
+			if triggered&(1<<d) == 0 {
+				continue
+			}
+			triggered &^= 1 << d
+			if f, ok := detectors[d].match(line, lline); ok {
+				found := f
+				found.line = lineNo
+				return &found
+			}
+		}
+	}
+	return nil
+}
+
+// triggeredDetectors returns the set of detectors, as a bit mask, whose
+// needles occur in the lower-cased line.
+func triggeredDetectors(lline string) uint64 {
+	var mask uint64
+	for i := 0; i+1 < len(lline); i++ {
+		g := needleIndex.pair[uint16(lline[i])<<8|uint16(lline[i+1])]
+		if g == 0 {
+			continue
+		}
+		for _, r := range needleIndex.groups[g-1] {
+			if mask&(1<<r.detector) == 0 && strings.HasPrefix(lline[i:], r.needle) {
+				mask |= 1 << r.detector
+			}
+		}
+	}
+	return mask
+}
+
+func matchOpenAI(line, _ string) (secretFinding, bool) {
+	for _, m := range reOpenAI.FindAllStringSubmatchIndex(line, -1) {
+		if strings.HasPrefix(line[m[0]:], "sk-ant-") {
+			continue
+		}
+		body := line[m[2]:m[3]]
+		if hasClasses(body, true, true, true) {
+			return secretFinding{kind: kindOpenAI, start: m[0], end: m[1]}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// hasClasses reports whether s holds a digit, an upper- and a lower-case
+// ASCII letter, as far as each is asked for.
+func hasClasses(s string, digit, upper, lower bool) bool {
+	var d, u, l bool
+	for _, c := range []byte(s) {
+		switch {
+		case '0' <= c && c <= '9':
+			d = true
+		case 'A' <= c && c <= 'Z':
+			u = true
+		case 'a' <= c && c <= 'z':
+			l = true
+		}
+	}
+	return (d || !digit) && (u || !upper) && (l || !lower)
+}
+
+func matchJWT(line, _ string) (secretFinding, bool) {
+	for _, m := range reJWT.FindAllStringIndex(line, -1) {
+		tok := line[m[0]:m[1]]
+		head, _, _ := strings.Cut(tok, ".")
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(head, "="))
+		if err != nil {
+			continue
+		}
+		var h map[string]any
+		if json.Unmarshal(raw, &h) != nil {
+			continue
+		}
+		if _, ok := h["alg"]; ok {
+			return secretFinding{kind: kindJWT, start: m[0], end: m[1]}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+func matchURLPassword(line, _ string) (secretFinding, bool) {
+	if !strings.Contains(line, "@") {
+		return secretFinding{}, false
+	}
+	for _, m := range reURLPassword.FindAllStringSubmatchIndex(line, -1) {
+		pass := line[m[4]:m[5]]
+		if isReference(pass) || isPlaceholder(pass) {
+			continue
+		}
+		return secretFinding{kind: kindURLPassword, start: m[4], end: m[5]}, true
+	}
+	return secretFinding{}, false
+}
+
+func matchAuthHeader(line, _ string) (secretFinding, bool) {
+	m := reAuthHeader.FindStringSubmatchIndex(line)
+	if m == nil {
+		return secretFinding{}, false
+	}
+	v := line[m[2]:m[3]]
+	if len(v) < 12 || isReference(v) || isPlaceholder(v) {
+		return secretFinding{}, false
+	}
+	return secretFinding{kind: kindAuthHeader, start: m[2], end: m[3]}, true
+}
+
+// Assignments.
+//
+// A field name is a credential field when its last component (split at _ . -
+// and camelCase) ends in one of secretSuffixes, equals "pwd" or "pass", or is
+// "key" after one of keyQualifiers: db_password, client_secret, apiKey,
+// x-api-key, aws_secret_access_key, GITHUB_TOKEN. Names whose last component
+// says they hold something else are not: password_policy, secret_ref,
+// token_env, max_tokens, api_key_file.
+
+var assignmentNeedles = []string{"pass", "pwd", "secret", "token", "key", "credential"}
+
+var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential"}
+
+var keyQualifiers = map[string]bool{
+	"api": true, "access": true, "secret": true, "private": true, "signing": true,
+	"encryption": true, "master": true, "client": true, "auth": true, "app": true, "account": true,
+}
+
+func isKeyChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// isCredentialField reports whether the field name key names a credential.
+func isCredentialField(key string) bool {
+	last, rest := lastComponent(key)
+	if last == "" {
+		return false
+	}
+	if eqFold(last, "pwd") || eqFold(last, "pass") {
+		return true
+	}
+	if eqFold(last, "key") {
+		prev, _ := lastComponent(rest)
+		return keyQualifiers[strings.ToLower(prev)]
+	}
+	if eqFold(last, "token") {
+		prev, _ := lastComponent(rest)
+		if nonSecretTokens[strings.ToLower(prev)] {
+			return false
+		}
+	}
+	for _, s := range secretSuffixes {
+		if len(last) >= len(s) && eqFold(last[len(last)-len(s):], s) {
+			return true
+		}
+	}
+	return eqFold(last, "credentials")
+}
+
+// nonSecretTokens qualify tokens that are protocol state, not credentials:
+// progressToken, next_page_token, sync_token, idempotency_token.
+var nonSecretTokens = map[string]bool{
+	"progress": true, "page": true, "next": true, "continuation": true, "sync": true,
+	"cancel": true, "cancellation": true, "resume": true, "pagination": true,
+	"idempotency": true, "cursor": true, "max": true, "min": true, "stop": true, "end": true,
+	"start": true, "eos": true, "bos": true, "pad": true, "unk": true, "sep": true, "special": true,
+}
+
+func eqFold(a, b string) bool { return len(a) == len(b) && strings.EqualFold(a, b) }
+
+// lastComponent returns the last component of a field name, split at _ . -
+// and lower-to-upper camelCase boundaries, and what precedes it.
+func lastComponent(key string) (last, rest string) {
+	key = strings.TrimRight(key, "_.-")
+	for i := len(key) - 1; i > 0; i-- {
+		c, p := key[i], key[i-1]
+		if p == '_' || p == '.' || p == '-' {
+			return key[i:], key[:i-1]
+		}
+		if 'A' <= c && c <= 'Z' && 'a' <= p && p <= 'z' {
+			return key[i:], key[:i]
+		}
+	}
+	return key, ""
+}
+
+// splitKey splits a field name into lower-case components at _ . - and
+// lower-to-upper camelCase boundaries.
+func splitKey(key string) []string {
+	var parts []string
+	for key != "" {
+		last, rest := lastComponent(key)
+		if last == "" {
+			break
+		}
+		parts = append([]string{strings.ToLower(last)}, parts...)
+		key = rest
+	}
+	return parts
+}
+
+// matchAssignment finds `field: value`, `field=value`, `"field": "value"`
+// and `--field=value` forms whose field is a credential field and whose
+// value is a literal that looks like a credential.
+func matchAssignment(line, lower string) (secretFinding, bool) {
+	for _, n := range assignmentNeedles {
+		for off := 0; off < len(lower); {
+			i := strings.Index(lower[off:], n)
+			if i < 0 {
+				break
+			}
+			i += off
+			ks, ke := i, i+len(n)
+			for ks > 0 && isKeyChar(line[ks-1]) {
+				ks--
+			}
+			for ke < len(line) && isKeyChar(line[ke]) {
+				ke++
+			}
+			off = ke
+			if ke == i { // cannot happen; guards the loop
+				off = i + 1
+			}
+			key := strings.TrimLeft(line[ks:ke], "-.")
+			if !isCredentialField(key) {
+				continue
+			}
+			vs, ve, ok := assignedValue(line, ke)
+			if !ok {
+				continue
+			}
+			v := line[vs:ve]
+			quoted := vs > 0 && strings.ContainsRune("\"'`", rune(line[vs-1]))
+			if !quoted && isCodeExpression(v) || !looksLikeSecretValue(v) {
+				continue
+			}
+			k := kindAssignment
+			if lk := strings.ToLower(key); strings.Contains(lk, "secret") && (strings.Contains(lk, "aws") || strings.Contains(lk, "access")) && reAWSSecretBody.MatchString(v) {
+				k = kindAWSSecret
+			}
+			return secretFinding{kind: k, start: vs, end: ve, key: key}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// assignedValue parses the assignment operator and value after a field name
+// ending at byte i of line. It returns the span of the value, or ok false
+// when there is no assignment or the value is prose (several words).
+func assignedValue(line string, i int) (start, end int, ok bool) {
+	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
+		i++
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	switch {
+	case strings.HasPrefix(line[i:], ":="), strings.HasPrefix(line[i:], "=>"):
+		i += 2
+	case strings.HasPrefix(line[i:], "=="), strings.HasPrefix(line[i:], "://"):
+		return 0, 0, false
+	case i < len(line) && (line[i] == ':' || line[i] == '='):
+		i++
+	default:
+		return 0, 0, false
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i == len(line) {
+		return 0, 0, false
+	}
+	if q := line[i]; q == '"' || q == '\'' || q == '`' {
+		j := strings.IndexByte(line[i+1:], q)
+		if j < 0 {
+			return 0, 0, false
+		}
+		v := line[i+1 : i+1+j]
+		if strings.ContainsAny(v, " \t") {
+			return 0, 0, false // prose, or a passphrase we accept missing
+		}
+		return i + 1, i + 1 + j, true
+	}
+	j := i
+	for j < len(line) && !strings.ContainsRune(" \t,;}&)`\"'", rune(line[j])) {
+		j++
+	}
+	rest := strings.TrimLeft(line[j:], " \t")
+	if j < len(line) && (line[j] == ' ' || line[j] == '\t') && rest != "" && rest[0] != '#' && !strings.HasPrefix(rest, "//") {
+		return 0, 0, false // several words: prose
+	}
+	return i, j, true
+}
+
+// looksLikeSecretValue reports whether the literal v assigned to a
+// credential field looks like a credential rather than a reference,
+// placeholder, name or prose.
+func looksLikeSecretValue(v string) bool {
+	if len(v) < 6 || isReference(v) || isPlaceholder(v) {
+		return false
+	}
+	allDigits, plainWord, ident := true, true, true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			allDigits = false
+		}
+		isLower := 'a' <= c && c <= 'z'
+		if !(isLower || i == 0 && 'A' <= c && c <= 'Z') {
+			plainWord = false
+		}
+		if !(isLower || (c == '_' || c == '-' || c == '.' || c == '/') && i > 0 && i < len(v)-1) {
+			ident = false
+		}
+	}
+	switch {
+	case allDigits: // a number is a setting, not a credential
+		return false
+	case plainWord && len(v) < 16: // a word: "required", "Optional"
+		return false
+	case ident && len(v) < 40: // a lower-case name such as db_password or vault/app/db
+		return false
+	case isEnvName(v): // OPENAI_API_KEY: the name of a variable
+		return false
+	}
+	return true
+}
+
+// isCodeExpression reports unquoted values that are code rather than
+// literals: calls, generics and indexing (getToken(), Option<String>,
+// cfg["key"]) and member chains (config.apiKey, this.props.secret).
+func isCodeExpression(v string) bool {
+	if strings.ContainsAny(v, "(<[") {
+		return true
+	}
+	return reMemberChain.MatchString(v)
+}
+
+var reMemberChain = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$`)
+
+// isReference reports values that point at a secret instead of holding it:
+// $VAR, ${VAR}, $(cmd), %(name)s, {{ .X }}, <name>, env:NAME, vault:...,
+// scheme URLs (vault://, op://), and file paths.
+func isReference(v string) bool {
+	v = strings.Trim(v, `"'`)
+	switch {
+	case v == "":
+		return true
+	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%("), strings.HasPrefix(v, "%{"),
+		strings.HasPrefix(v, "{{"), strings.HasPrefix(v, "<"), strings.HasPrefix(v, "#{"),
+		strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"):
+		return true
+	}
+	lv := strings.ToLower(v)
+	for _, p := range []string{"env:", "env.", "vault:", "secret:", "secrets.", "file:", "op:", "ssm:", "keyring:", "keychain:", "awssm:", "gcpsm:", "sops:"} {
+		if strings.HasPrefix(lv, p) {
+			return true
+		}
+	}
+	if i := strings.Index(v, "://"); i > 0 && !strings.Contains(v[i+3:], "@") {
+		return true
+	}
+	return reEnvRef.MatchString(v)
+}
+
+// reEnvRef matches code that reads the environment: process.env.X,
+// os.Getenv("X"), os.environ["X"], ENV["X"].
+var reEnvRef = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:env|environ|getenv)\s*[.(\[]`)
+
+// isEnvName reports names like OPENAI_API_KEY: upper-case letters, digits
+// and at least one underscore.
+func isEnvName(v string) bool {
+	if !strings.Contains(v, "_") || v[0] < 'A' || v[0] > 'Z' {
+		return false
+	}
+	for _, c := range []byte(v) {
+		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// placeholderWords are values that stand in for a secret in documentation.
+// They pass: they are not credentials, and specs and tool configurations
+// show the shape of a configuration with them.
+var placeholderWords = map[string]bool{
+	"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "token": true,
+	"none": true, "null": true, "nil": true, "n/a": true, "tbd": true, "todo": true, "hidden": true,
+	"masked": true, "removed": true, "unset": true, "empty": true, "required": true, "optional": true,
+	"string": true, "true": true, "false": true, "undefined": true,
+}
+
+var placeholderParts = []string{"redacted", "changeme", "change_me", "change-me", "placeholder", "example", "dummy", "your", "replace", "xxxx", "****", "...", "…", "<", "fixme", "insert"}
+
+// isPlaceholder reports values such as <redacted>, ***, changeme,
+// your-api-key-here and [REDACTED].
+func isPlaceholder(v string) bool {
+	v = strings.ToLower(strings.Trim(v, `"'[]()`))
+	if v == "" || placeholderWords[v] {
+		return true
+	}
+	for _, p := range placeholderParts {
+		if strings.Contains(v, p) {
+			return true
+		}
+	}
+	same := true
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[0] {
+			same = false
+			break
+		}
+	}
+	return same
+}
+
+// secretRejection builds the model-facing refusal for f. It names the line
+// and kind, never the secret.
+func secretRejection(f *secretFinding) *Rejection {
+	what, env := f.kind.what, f.kind.env
+	if f.kind == kindAssignment {
+		field := f.key
+		if !isSafeFieldName(field) {
+			field = "a credential field"
+		}
+		what = "a literal secret assigned to " + field
+		env = envNameFor(f.key)
+	}
+	example := fmt.Sprintf("${%s} or `env: %s`", env, env)
+	if f.kind == kindURLPassword {
+		example = "postgres://user:${DB_PASSWORD}@host/db"
+	}
+	if f.kind == kindPrivateKey {
+		example = "`key_file: /run/secrets/deploy_key` or `env: PRIVATE_KEY`"
+	}
+	return reject(RuleSecret, f.line,
+		fmt.Sprintf("Line %d holds what looks like %s.", f.line, what),
+		fmt.Sprintf("Nothing was written. Store a reference instead of the value, such as %s, and keep the secret itself in the environment or a secret manager.", example))
+}
+
+// isSafeFieldName reports field names short and plain enough to repeat.
+func isSafeFieldName(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !isKeyChar(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// envNameFor turns a field name into a variable name: db_password ->
+// DB_PASSWORD, apiKey -> API_KEY.
+func envNameFor(key string) string {
+	var b strings.Builder
+	for _, p := range splitKey(key) {
+		if b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		for _, c := range []byte(p) {
+			if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+				b.WriteByte(byte(unicode.ToUpper(rune(c))))
+			}
+		}
+	}
+	s := strings.Trim(b.String(), "_")
+	if s == "" || len(s) > 48 || s[0] >= '0' && s[0] <= '9' {
+		return "SECRET_NAME"
+	}
+	return s
+}

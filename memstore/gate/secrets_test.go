@@ -1,0 +1,248 @@
+package gate
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// fake returns n characters of an obviously synthetic token body: mixed
+// case and digits so it has the shape of a real one.
+func fake(n int) string {
+	const filler = "FakeSynthetic0Token1NotReal2Test3"
+	return strings.Repeat(filler, n/len(filler)+1)[:n]
+}
+
+// fakeSecrets are assembled here rather than stored in testdata, so that
+// no file in the repository holds a string shaped like a live credential
+// (GitHub push protection scans files). Files under testdata/secrets/positive
+// name them with @@MARKERS@@.
+var fakeSecrets = map[string]string{
+	"@@AWS_KEY_ID@@":         "AKIA" + "EXAMPLEFAKEKEY01",
+	"@@AWS_SESSION_KEY_ID@@": "ASIA" + "EXAMPLEFAKEKEY02",
+	"@@AWS_SECRET@@":         "FAKEfake/SYNTHETIC+" + fake(21),
+	"@@GITHUB_PAT@@":         "ghp_" + fake(36),
+	"@@GITHUB_OAUTH@@":       "gho_" + fake(36),
+	"@@GITHUB_FINEGRAINED@@": "github_pat_" + fake(22) + "_" + fake(59),
+	"@@GITLAB@@":             "glpat-" + fake(20),
+	"@@SLACK_BOT@@":          "xoxb-" + "000000000000-0000000000000-" + fake(24),
+	"@@SLACK_APP@@":          "xapp-" + "1-A0000000000-0000000000000-" + fake(32),
+	"@@SLACK_WEBHOOK@@":      "https://hooks.slack" + ".com/services/T00000000/B00000000/" + fake(24),
+	"@@OPENAI@@":             "sk-" + fake(48),
+	"@@OPENAI_PROJ@@":        "sk-proj-" + fake(100),
+	"@@ANTHROPIC@@":          "sk-ant-" + "api03-" + fake(93) + "AA",
+	"@@GOOGLE@@":             "AIza" + fake(35),
+	"@@STRIPE@@":             "sk_live" + "_" + fake(24),
+	"@@STRIPE_RK@@":          "rk_live" + "_" + fake(24),
+	"@@JWT@@":                fakeJWT(),
+	"@@PEM_RSA@@":            "-----BEGIN RSA " + "PRIVATE KEY-----",
+	"@@PEM_OPENSSH@@":        "-----BEGIN OPENSSH " + "PRIVATE KEY-----",
+	"@@PEM_PGP@@":            "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----",
+}
+
+func fakeJWT() string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc([]byte(`{"sub":"fake-user","name":"Example Only"}`)) + "." + fake(43)
+}
+
+// expandFakes replaces the @@MARKERS@@ in s and returns the fakes used.
+func expandFakes(t *testing.T, s string) (string, []string) {
+	t.Helper()
+	var used []string
+	for m, v := range fakeSecrets {
+		if strings.Contains(s, m) {
+			s = strings.ReplaceAll(s, m, v)
+			used = append(used, v)
+		}
+	}
+	if strings.Contains(s, "@@") {
+		t.Fatalf("unknown @@MARKER@@ in %q", s)
+	}
+	return s, used
+}
+
+// secretWants gives, for each file under testdata/secrets/positive, the
+// kind of secret and the line it is on.
+var secretWants = map[string]struct {
+	kind string
+	line int
+}{
+	"aws-access-key-id.txt":      {"aws-access-key-id", 3},
+	"aws-session-key-id.yaml":    {"aws-access-key-id", 3},
+	"aws-secret-access-key.yaml": {"aws-secret-access-key", 2},
+	"aws-secret-env.txt":         {"aws-secret-access-key", 3},
+	"github-pat.md":              {"github-token", 3},
+	"github-oauth.json":          {"github-token", 4},
+	"github-fine-grained.yaml":   {"github-token", 4},
+	"gitlab-token.yaml":          {"gitlab-token", 3},
+	"slack-bot-token.yaml":       {"slack-token", 3},
+	"slack-app-token.txt":        {"slack-token", 2},
+	"slack-webhook.md":           {"slack-webhook", 3},
+	"openai-key.txt":             {"openai-api-key", 2},
+	"openai-project-key.json":    {"openai-api-key", 4},
+	"anthropic-key.yaml":         {"anthropic-api-key", 3},
+	"google-api-key.md":          {"google-api-key", 1},
+	"stripe-live-key.yaml":       {"stripe-key", 3},
+	"stripe-restricted-key.txt":  {"stripe-key", 1},
+	"private-key-rsa.txt":        {"private-key", 2},
+	"private-key-openssh.md":     {"private-key", 6},
+	"private-key-pgp.txt":        {"private-key", 3},
+	"jwt.yaml":                   {"jwt", 3},
+	"authorization-header.md":    {"authorization-header", 3},
+	"postgres-url.yaml":          {"url-password", 2},
+	"mongodb-url.txt":            {"url-password", 1},
+	"redis-url-no-user.md":       {"url-password", 1},
+	"password-yaml.yaml":         {"assignment", 4},
+	"passwd-colon.txt":           {"assignment", 2},
+	"api-key-export.txt":         {"assignment", 1},
+	"apikey-json.json":           {"assignment", 1},
+	"client-secret.yaml":         {"assignment", 3},
+	"token-env.txt":              {"assignment", 2},
+	"secret-yaml.yaml":           {"assignment", 2},
+	"access-key.yaml":            {"assignment", 3},
+	"db-password-json.json":      {"assignment", 3},
+	"cli-flag.md":                {"assignment", 3},
+	"url-token-query.md":         {"assignment", 1},
+}
+
+func readCorpus(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(b)
+	}
+	return files
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestContent_SecretsPositive(t *testing.T) {
+	files := readCorpus(t, filepath.Join("testdata", "secrets", "positive"))
+	if got, min := len(files), 25; got < min {
+		t.Errorf("positive corpus has %d files, want >= %d", got, min)
+	}
+	for name := range secretWants {
+		if _, ok := files[name]; !ok {
+			t.Errorf("secretWants lists %s, which is not in testdata/secrets/positive", name)
+		}
+	}
+	var golden strings.Builder
+	for _, name := range sortedKeys(files) {
+		t.Run(name, func(t *testing.T) {
+			want, ok := secretWants[name]
+			if !ok {
+				t.Fatalf("add %s to secretWants", name)
+			}
+			content, fakes := expandFakes(t, files[name])
+			f := findSecret([]byte(content), asciiLower([]byte(content)))
+			if f == nil {
+				t.Fatalf("findSecret found nothing, want %s on line %d", want.kind, want.line)
+			}
+			if got := f.kind.id; got != want.kind {
+				t.Errorf("kind = %q, want %q", got, want.kind)
+			}
+			if got := f.line; got != want.line {
+				t.Errorf("line = %d, want %d", got, want.line)
+			}
+			secret := strings.Split(content, "\n")[f.line-1][f.start:f.end]
+			if len(secret) < 6 {
+				t.Errorf("secret span %q is implausibly short", secret)
+			}
+
+			err := Content("tools/"+name, []byte(content), DefaultLimits())
+			var rej *Rejection
+			if !errors.As(err, &rej) {
+				t.Fatalf("Content = %v, want a *Rejection", err)
+			}
+			if got, want := rej.Rule, RuleSecret; got != want {
+				t.Errorf("Rule = %q, want %q", got, want)
+			}
+			if got, want := rej.Line, want.line; got != want {
+				t.Errorf("Line = %d, want %d", got, want)
+			}
+			msg := rej.Error()
+			for _, s := range append(fakes, secret) {
+				if strings.Contains(msg, s) {
+					t.Errorf("message %q contains the secret %q", msg, s)
+				}
+			}
+			if !strings.Contains(msg, "Nothing was written.") {
+				t.Errorf("message %q does not say nothing was written", msg)
+			}
+			fmt.Fprintf(&golden, "%s\t%s\n", name, msg)
+		})
+	}
+	checkGolden(t, "secrets", golden.String())
+}
+
+func TestContent_SecretsNegative(t *testing.T) {
+	files := readCorpus(t, filepath.Join("testdata", "secrets", "negative"))
+	if got, min := len(files), 25; got < min {
+		t.Errorf("negative corpus has %d files, want >= %d", got, min)
+	}
+	for _, name := range sortedKeys(files) {
+		t.Run(name, func(t *testing.T) {
+			dir := "tools/"
+			if strings.HasSuffix(name, ".js") {
+				dir = "artifacts/app/"
+			}
+			if err := Content(dir+name, []byte(files[name]), DefaultLimits()); err != nil {
+				t.Errorf("Content = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestIsCredentialField(t *testing.T) {
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{"password", true}, {"passwd", true}, {"PGPASSWORD", true}, {"db_password", true},
+		{"DB_PASS", true}, {"pwd", true}, {"client_secret", true}, {"secret", true},
+		{"api_key", true}, {"apiKey", true}, {"x-api-key", true}, {"apikey", true},
+		{"access_key", true}, {"aws_secret_access_key", true}, {"private_key", true},
+		{"GITHUB_TOKEN", true}, {"accessToken", true}, {"refresh_token", true}, {"credentials", true},
+		{"password_policy", false}, {"secret_ref", false}, {"token_env", false},
+		{"max_tokens", false}, {"tokenizer", false}, {"api_key_file", false}, {"key", false},
+		{"monkey", false}, {"sort_key", false}, {"primary_key", false}, {"password_hash", false},
+		{"client_id", false}, {"access_key_id", false}, {"progressToken", false},
+		{"next_page_token", false}, {"eos_token", false}, {"session_token", true},
+	}
+	for _, tt := range tests {
+		if got := isCredentialField(tt.key); got != tt.want {
+			t.Errorf("isCredentialField(%q) = %v, want %v", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestEnvNameFor(t *testing.T) {
+	for in, want := range map[string]string{
+		"db_password": "DB_PASSWORD", "apiKey": "API_KEY", "x-api-key": "X_API_KEY",
+		"GITHUB_TOKEN": "GITHUB_TOKEN", "": "SECRET_NAME",
+	} {
+		if got := envNameFor(in); got != want {
+			t.Errorf("envNameFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,383 @@
+package gate
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Thresholds of the transcript and tool-log detector. Each is set so that a
+// quoted example in a specification passes and a pasted session does not.
+const (
+	minSpeakerTurns  = 4  // alternating speaker turns with both a human and an AI speaker
+	maxTurnGap       = 60 // lines between two turns of one conversation
+	minToolMarkers   = 3  // tool-call/tool-result markers, or one call and one result
+	minJSONRPC       = 3  // JSON-RPC 2.0 messages, with a method and a result or error
+	minStackFrames   = 8  // frames of one stack trace
+	maxStackGap      = 2  // non-frame lines between two frames (Python source lines, Go function lines)
+	minLogLines      = 10 // timestamped or levelled log lines in one run
+	maxLogGap        = 3  // non-log lines between two log lines (continuations)
+	transcriptPrefix = "Nothing was written. Memory keeps task specifications, data schemas, tool configurations and output constraints, not sessions or logs:"
+)
+
+const transcriptHint = transcriptPrefix + " write the rule or fact distilled from it instead, e.g. one bullet in task.md."
+
+type role uint8
+
+const (
+	roleNone role = iota
+	roleHuman
+	roleAI
+	roleOther // System:, Tool:
+)
+
+type speakerInfo struct {
+	role  role
+	label string // as shown in messages
+}
+
+var speakerRoles = map[string]speakerInfo{
+	"user": {roleHuman, "User"}, "human": {roleHuman, "Human"},
+	"assistant": {roleAI, "Assistant"}, "ai": {roleAI, "AI"}, "claude": {roleAI, "Claude"},
+	"model": {roleAI, "Model"}, "bot": {roleAI, "Bot"}, "chatbot": {roleAI, "Chatbot"},
+	"chatgpt": {roleAI, "ChatGPT"}, "gpt": {roleAI, "GPT"}, "gemini": {roleAI, "Gemini"},
+	"copilot": {roleAI, "Copilot"}, "agent": {roleAI, "Agent"},
+	"system": {roleOther, "System"}, "tool": {roleOther, "Tool"},
+}
+
+// speaker returns the role of a speaker line such as "User: ...",
+// "**Assistant:** ...", "> user", "### Human". A plain "Name:" line must be
+// capitalised (so YAML keys such as "user: alice" are not turns); quote and
+// heading forms may be lower-case.
+func speaker(line []byte) (role, string) {
+	s := bytes.TrimLeft(line, " \t")
+	marked := false
+	if len(s) > 0 && s[0] == '>' {
+		s, marked = bytes.TrimLeft(s[1:], " \t"), true
+	}
+	if len(s) > 0 && s[0] == '#' {
+		s, marked = bytes.TrimLeft(bytes.TrimLeft(s, "#"), " \t"), true
+	}
+	s = bytes.TrimPrefix(bytes.TrimPrefix(s, []byte("**")), []byte("__"))
+	n := 0
+	for n < len(s) && n <= 10 && ('a' <= s[n] && s[n] <= 'z' || 'A' <= s[n] && s[n] <= 'Z') {
+		n++
+	}
+	if n == 0 || n > 10 {
+		return roleNone, ""
+	}
+	var buf [10]byte
+	for i, c := range s[:n] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	info, ok := speakerRoles[string(buf[:n])]
+	if !ok {
+		return roleNone, ""
+	}
+	rest := bytes.TrimPrefix(bytes.TrimPrefix(s[n:], []byte("**")), []byte("__"))
+	switch {
+	case len(rest) > 0 && rest[0] == ':':
+		if !marked && !('A' <= s[0] && s[0] <= 'Z') {
+			return roleNone, ""
+		}
+	case marked && len(bytes.Trim(rest, " \t*_:")) == 0:
+	default:
+		return roleNone, ""
+	}
+	return info.role, info.label
+}
+
+var (
+	reGoFile      = regexp.MustCompile(`^\t\S+:\d+(?: \+0x[0-9a-f]+)?\s*$`)
+	reGoFunc      = regexp.MustCompile(`^[A-Za-z_][\w./-]*\.[^\s(]*\(.*\)$`)
+	reMoreFrames  = regexp.MustCompile(`^\.\.\. \d+ (?:more|common frames omitted)\s*$`)
+	reGoroutine   = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:\s*$`)
+	reAtFrame     = regexp.MustCompile(`^\s+at \S.*(?:\d\)?|\(Native Method\)|\(Unknown Source\)|\))\s*$`)
+	rePythonFrame = regexp.MustCompile(`^\s*File ".+", line \d+`)
+	reISOLog      = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+\S`)
+	reSyslog      = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \S`)
+	reLevelLog    = regexp.MustCompile(`^\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC)\]?(?::|\s)\s*\S`)
+	reSlogText    = regexp.MustCompile(`^time=\S+ level=\S+`)
+	reJSONLog     = regexp.MustCompile(`^\{\s*"(?:time|ts|timestamp|@timestamp|level|severity)"\s*:`)
+	reJSONRPC     = regexp.MustCompile(`"jsonrpc"\s*:\s*"2\.0"`)
+)
+
+// isStackFrame reports lines of a stack trace: frames of Go (function and
+// file lines), Java and C# ("at ..."), JavaScript, Python ("File ..."), and
+// the headers and footers between them (goroutine N [...]:, Traceback,
+// Caused by:, ... N more).
+func isStackFrame(line []byte) bool {
+	if len(line) == 0 {
+		return false
+	}
+	switch c := line[0]; {
+	case c == '\t' && bytes.IndexByte(line, ':') > 0 && reGoFile.Match(line):
+		return true
+	case c == 'g':
+		return reGoroutine.Match(line)
+	case c == 'T':
+		return bytes.HasPrefix(line, []byte("Traceback (most recent call last):"))
+	case c == 'C':
+		return bytes.HasPrefix(line, []byte("Caused by: "))
+	case c != ' ' && c != '\t' && c != 'F':
+		return line[len(line)-1] == ')' && reGoFunc.Match(line)
+	}
+	t := bytes.TrimLeft(line, " \t")
+	switch {
+	case bytes.HasPrefix(t, []byte("at ")):
+		return reAtFrame.Match(line)
+	case bytes.HasPrefix(t, []byte("File \"")):
+		return rePythonFrame.Match(line)
+	case bytes.HasPrefix(t, []byte("... ")):
+		return reMoreFrames.Match(t)
+	}
+	return false
+}
+
+func isLogLine(line []byte) bool {
+	if len(line) < 8 {
+		return false
+	}
+	c := line[0]
+	switch {
+	case '0' <= c && c <= '9' || c == '[':
+		return reISOLog.Match(line) || c == '[' && reLevelLog.Match(line)
+	case 'A' <= c && c <= 'Z':
+		return reLevelLog.Match(line) || reSyslog.Match(line)
+	case c == 't':
+		return reSlogText.Match(line)
+	case c == '{':
+		return reJSONLog.Match(line)
+	}
+	return false
+}
+
+var (
+	toolCallMarkers   = []string{"<tool_call", "<function_calls", "<invoke", "<tool_use", "[tool call", "[tool_call", "[tool use"}
+	toolResultMarkers = []string{"<tool_result", "<function_results", "<function_result", "<tool_response", "[tool result", "[tool_result", "[tool output"}
+	toolAnyMarkers    = append(append([]string{`"tool_use"`, `"tool_result"`}, toolCallMarkers...), toolResultMarkers...)
+)
+
+// toolMarker classifies a lower-cased line: +1 a tool call, -1 a tool
+// result, 0 neither. Tag and bracket markers count at the start of a line
+// only, so a spec may mention `<tool_call>` in prose; JSON content blocks
+// ("type": "tool_use") count anywhere.
+func toolMarker(lower []byte) int {
+	t := bytes.TrimLeft(lower, " \t>")
+	for _, m := range toolCallMarkers {
+		if bytes.HasPrefix(t, []byte(m)) {
+			return 1
+		}
+	}
+	for _, m := range toolResultMarkers {
+		if bytes.HasPrefix(t, []byte(m)) {
+			return -1
+		}
+	}
+	if i := bytes.Index(lower, []byte(`"tool_use"`)); i >= 0 && bytes.Contains(lower, []byte(`"type"`)) {
+		return 1
+	}
+	if i := bytes.Index(lower, []byte(`"tool_result"`)); i >= 0 && bytes.Contains(lower, []byte(`"type"`)) {
+		return -1
+	}
+	return 0
+}
+
+// run tracks a run of matching lines that tolerates short gaps.
+type run struct {
+	maxGap      int
+	start, last int // line numbers; start 0 when no run is open
+	count       int
+}
+
+// add records a matching line n and returns the size of the run it is in.
+func (r *run) add(n int) int {
+	if r.start == 0 || n-r.last-1 > r.maxGap {
+		r.start, r.count = n, 0
+	}
+	r.last = n
+	r.count++
+	return r.count
+}
+
+type conversation struct {
+	start, last, turns, alternations int
+	prev                             role
+	human, ai                        bool
+	labels                           []string
+}
+
+func (c *conversation) add(n int, r role, label string) {
+	if c.turns == 0 || n-c.last > maxTurnGap {
+		*c = conversation{start: n}
+	}
+	if c.turns > 0 && r != c.prev {
+		c.alternations++
+	}
+	c.turns++
+	c.last, c.prev = n, r
+	c.human = c.human || r == roleHuman
+	c.ai = c.ai || r == roleAI
+	for _, l := range c.labels {
+		if l == label {
+			return
+		}
+	}
+	if len(c.labels) < 4 {
+		c.labels = append(c.labels, label)
+	}
+}
+
+func (c *conversation) isTranscript() bool {
+	return c.human && c.ai && c.alternations+1 >= minSpeakerTurns
+}
+
+// findTranscript returns a refusal when content looks like a session
+// transcript or a tool log, or nil. lower is content with ASCII letters
+// lower-cased.
+func findTranscript(content, lower []byte) *Rejection {
+	checkTools := containsAny(lower, toolAnyMarkers)
+	checkRPC := bytes.Count(lower, []byte(`"jsonrpc"`)) >= minJSONRPC &&
+		bytes.Contains(lower, []byte(`"method"`)) &&
+		(bytes.Contains(lower, []byte(`"result"`)) || bytes.Contains(lower, []byte(`"error"`)))
+
+	var (
+		conv                  conversation
+		stack                 = run{maxGap: maxStackGap}
+		logs                  = run{maxGap: maxLogGap}
+		calls, results, tools int
+		toolStart             int
+		rpc, rpcStart         int
+	)
+	lineNo := 0
+	for off := 0; off < len(content); {
+		end := bytes.IndexByte(content[off:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += off
+		}
+		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
+		lline := lower[off : off+len(line)]
+		off = end + 1
+		lineNo++
+
+		if r, label := speaker(line); r != roleNone {
+			conv.add(lineNo, r, label)
+			if conv.isTranscript() {
+				// Count the rest of this conversation before reporting.
+				return conversationRejection(content, off, lineNo, conv)
+			}
+		}
+		if isStackFrame(line) {
+			if stack.add(lineNo) >= minStackFrames {
+				n := finishRun(content, off, lineNo, &stack, isStackFrame)
+				return reject(RuleTranscript, stack.start,
+					fmt.Sprintf("The content looks like a tool log: a stack trace of %d frame lines starting at line %d.", n, stack.start),
+					transcriptHint)
+			}
+		}
+		if isLogLine(line) {
+			if logs.add(lineNo) >= minLogLines {
+				n := finishRun(content, off, lineNo, &logs, isLogLine)
+				return reject(RuleTranscript, logs.start,
+					fmt.Sprintf("The content looks like a tool log: %d timestamped or levelled log lines starting at line %d.", n, logs.start),
+					transcriptHint)
+			}
+		}
+		if checkTools {
+			if m := toolMarker(lline); m != 0 {
+				if tools == 0 {
+					toolStart = lineNo
+				}
+				tools++
+				if m > 0 {
+					calls++
+				} else {
+					results++
+				}
+				if tools >= minToolMarkers || calls > 0 && results > 0 {
+					return reject(RuleTranscript, toolStart,
+						fmt.Sprintf("The content looks like a tool log: %d tool-call/tool-result blocks starting at line %d.", tools, toolStart),
+						transcriptHint)
+				}
+			}
+		}
+		if checkRPC && reJSONRPC.Match(line) {
+			if rpc == 0 {
+				rpcStart = lineNo
+			}
+			rpc += len(reJSONRPC.FindAllIndex(line, -1))
+			if rpc >= minJSONRPC {
+				return reject(RuleTranscript, rpcStart,
+					fmt.Sprintf("The content looks like a protocol log: %d JSON-RPC 2.0 messages starting at line %d.", rpc, rpcStart),
+					transcriptHint)
+			}
+		}
+	}
+	return nil
+}
+
+// finishRun extends r over the lines that follow (the next line, number
+// lineNo+1, starts at byte off) and returns its final count.
+func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool) int {
+	for off < len(content) && lineNo-r.last <= r.maxGap {
+		end := bytes.IndexByte(content[off:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += off
+		}
+		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
+		off = end + 1
+		lineNo++
+		if match(line) && lineNo-r.last-1 <= r.maxGap {
+			r.last = lineNo
+			r.count++
+		}
+	}
+	return r.count
+}
+
+// conversationRejection finishes counting the conversation conv, found to be
+// a transcript at line lineNo (the next line starts at byte off), and
+// builds the refusal.
+func conversationRejection(content []byte, off, lineNo int, conv conversation) *Rejection {
+	for off < len(content) {
+		end := bytes.IndexByte(content[off:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += off
+		}
+		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
+		off = end + 1
+		lineNo++
+		if lineNo-conv.last > maxTurnGap {
+			break
+		}
+		if r, label := speaker(line); r != roleNone {
+			conv.add(lineNo, r, label)
+		}
+	}
+	labels := make([]string, len(conv.labels))
+	for i, l := range conv.labels {
+		labels[i] = l + ":"
+	}
+	return reject(RuleTranscript, conv.start,
+		fmt.Sprintf("The content looks like a session transcript: %d speaker turns (%s) starting at line %d.", conv.turns, strings.Join(labels, "/"), conv.start),
+		transcriptHint)
+}
+
+func containsAny(b []byte, subs []string) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
