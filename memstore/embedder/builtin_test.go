@@ -1,0 +1,132 @@
+package embedder_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/selmem/selmem/memstore/embedder"
+)
+
+// embedOne embeds text with the built-in embedder.
+func embedOne(t *testing.T, text string) []float32 {
+	t.Helper()
+	vecs, err := embedder.NewBuiltin().Embed(context.Background(), []string{text})
+	if err != nil {
+		t.Fatalf("Embed(%q): %v", text, err)
+	}
+	return vecs[0]
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestBuiltin_IDAndDim(t *testing.T) {
+	b := embedder.NewBuiltin()
+	if got, want := b.ID(), "builtin-hash-v1-384"; got != want {
+		t.Errorf("ID() = %q, want %q", got, want)
+	}
+	if got, want := b.Dim(), 384; got != want {
+		t.Errorf("Dim() = %d, want %d", got, want)
+	}
+}
+
+func TestBuiltin_Vectors(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		wantLen float64 // L2 norm
+		maxNZ   int     // most non-zero dimensions allowed
+	}{
+		{"empty", "", 0, 0},
+		{"punctuation only", `"*:-'();`, 0, 0},
+		{"two words", "retention policy", 1, 40},
+		{"two long words", "customer invoices", 1, 40},
+		{"paragraph", "Customer records are kept for seven years; invoices for ten.", 1, 384},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := embedOne(t, tt.text)
+			if got, want := len(v), 384; got != want {
+				t.Fatalf("len = %d, want %d", got, want)
+			}
+			if got := math.Sqrt(dot(v, v)); math.Abs(got-tt.wantLen) > 1e-5 {
+				t.Errorf("norm = %v, want %v", got, tt.wantLen)
+			}
+			nz := 0
+			for _, x := range v {
+				if x != 0 {
+					nz++
+				}
+			}
+			if nz > tt.maxNZ {
+				t.Errorf("%d non-zero dimensions, want at most %d", nz, tt.maxNZ)
+			}
+		})
+	}
+}
+
+func TestBuiltin_Deterministic(t *testing.T) {
+	const text = "Sales figures are reported in EUR, rounded to thousands."
+	a, b := embedOne(t, text), embedOne(t, text)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("dimension %d differs between runs: %v vs %v", i, a[i], b[i])
+		}
+	}
+}
+
+func TestBuiltin_Normalisation(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"Café Crème", "cafe creme"},
+		{"RETENTION-Policy", "retention policy"},
+		{"ﬁle", "file"}, // NFKD ligature
+	}
+	for _, tt := range tests {
+		if got := dot(embedOne(t, tt.a), embedOne(t, tt.b)); got < 0.9999 {
+			t.Errorf("cos(%q, %q) = %v, want 1", tt.a, tt.b, got)
+		}
+	}
+}
+
+func TestBuiltin_Similarity(t *testing.T) {
+	const target = "Retention policy: customer data is deleted after 90 days."
+	distractors := []string{
+		"Revenue is reported per quarter in the sales dashboard.",
+		"Use the staging database for tests, never production.",
+		"Dates are formatted as ISO 8601 in every export.",
+		"The retail team owns the pricing spreadsheet.",
+	}
+	tests := []struct{ name, query string }{
+		{"exact", "retention policy"},
+		{"typo", "retension polcy"},
+		{"partial word", "retent"},
+		{"case and accents", "RÉTENTION"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := embedOne(t, tt.query)
+			want := dot(q, embedOne(t, target))
+			for _, d := range distractors {
+				if got := dot(q, embedOne(t, d)); got >= want {
+					t.Errorf("cos(%q, %q) = %v >= cos with target %v", tt.query, d, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestBuiltin_ContextCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := embedder.NewBuiltin().Embed(ctx, []string{"x"})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Embed with canceled context: err = %v, want context.Canceled", err)
+	}
+}
