@@ -1,0 +1,534 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// maxViewLines is the longest file View numbers, as in the memory tool.
+const maxViewLines = 999_999
+
+// View shows a directory (entries up to two levels deep with their sizes,
+// hidden items excluded) or a file with numbered lines. viewRange, when not
+// nil, is [start, end] with 1-indexed lines and end -1 meaning the last line.
+func (s *Store) View(p string, viewRange []int) (string, error) {
+	rel, err := s.cleanPath(p)
+	if err != nil {
+		return "", err
+	}
+	vp := virtual(rel)
+	info, err := os.Stat(s.abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", notExist(vp, "")
+	}
+	if err != nil {
+		return "", err
+	}
+	if info.IsDir() {
+		if viewRange != nil {
+			return "", &Error{Kind: ErrInvalid, Msg: "Error: view_range is not allowed when path points to a directory.",
+				Hint: "Leave view_range out to list " + vp + "."}
+		}
+		return s.viewDir(rel)
+	}
+	content, err := os.ReadFile(s.abs(rel))
+	if err != nil {
+		return "", err
+	}
+	lines := splitLines(string(content))
+	if len(lines) > maxViewLines {
+		return "", &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("File %s exceeds maximum line limit of %d lines.", vp, maxViewLines)}
+	}
+	start, end := 1, len(lines)
+	if viewRange != nil {
+		if start, end, err = checkRange(viewRange, len(lines)); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Here's the content of %s with line numbers:\n", vp)
+	numberLines(&b, lines[start-1:end], start)
+	return b.String(), nil
+}
+
+func checkRange(r []int, n int) (start, end int, err error) {
+	bad := func(why string) error {
+		return &Error{Kind: ErrInvalid,
+			Msg:  fmt.Sprintf("Error: Invalid `view_range` parameter: [%s]. %s", joinInts(r), why),
+			Hint: fmt.Sprintf("Use [start, end] with 1 <= start <= end <= %d, or end -1 for the end of the file.", n)}
+	}
+	if len(r) != 2 {
+		return 0, 0, bad("It should be a list of two integers.")
+	}
+	start, end = r[0], r[1]
+	if end == -1 {
+		end = n
+	}
+	switch {
+	case start < 1 || start > max(n, 1):
+		return 0, 0, bad(fmt.Sprintf("Its first element %d should be within the range of lines of the file: [1, %d].", start, n))
+	case end > n:
+		return 0, 0, bad(fmt.Sprintf("Its second element %d should be smaller than the number of lines in the file: %d.", end, n))
+	case end < start:
+		return 0, 0, bad(fmt.Sprintf("Its second element %d should be larger or equal than its first %d.", end, start))
+	}
+	return start, end, nil
+}
+
+// numberLines writes lines numbered from first: six-wide right-aligned
+// number, a tab, the line.
+func numberLines(b *strings.Builder, lines []string, first int) {
+	for i, l := range lines {
+		fmt.Fprintf(b, "%6d\t%s\n", first+i, l)
+	}
+}
+
+// splitLines splits text into lines; a final newline does not start a line.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// dirEntry is one row of a directory view.
+type dirEntry struct {
+	rel  string
+	size int64
+}
+
+func (s *Store) viewDir(rel string) (string, error) {
+	var rows []dirEntry
+	var walk func(dir string, depth int) (int64, error)
+	walk = func(dir string, depth int) (int64, error) {
+		entries, err := os.ReadDir(s.abs(dir))
+		if err != nil {
+			return 0, err
+		}
+		var total int64
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || e.Name() == "node_modules" {
+				continue
+			}
+			child := path.Join(dir, e.Name())
+			var size int64
+			if e.IsDir() {
+				at := len(rows)
+				if depth < 2 {
+					rows = append(rows, dirEntry{rel: child})
+				}
+				size, err = walk(child, depth+1)
+				if err != nil {
+					return 0, err
+				}
+				if depth < 2 {
+					rows[at].size = size
+				}
+			} else if e.Type().IsRegular() {
+				info, err := e.Info()
+				if err != nil {
+					return 0, err
+				}
+				size = info.Size()
+				if depth < 2 {
+					rows = append(rows, dirEntry{rel: child, size: size})
+				}
+			}
+			total += size
+		}
+		return total, nil
+	}
+	total, err := walk(rel, 0)
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].rel < rows[j].rel })
+	var b strings.Builder
+	fmt.Fprintf(&b, "Here're the files and directories up to 2 levels deep in %s, excluding hidden items and node_modules:\n", virtual(rel))
+	fmt.Fprintf(&b, "%s\t%s\n", humanSize(total), virtual(rel))
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\t%s\n", humanSize(r.size), virtual(r.rel))
+	}
+	return b.String(), nil
+}
+
+// humanSize formats a byte count like du -h: 512, 1.5K, 12K, 3.4M.
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10)
+	}
+	f := float64(n)
+	for _, u := range []string{"K", "M", "G", "T"} {
+		f /= unit
+		if f < unit || u == "T" {
+			if f < 10 {
+				return fmt.Sprintf("%.1f%s", f, u)
+			}
+			return fmt.Sprintf("%.0f%s", f, u)
+		}
+	}
+	panic("unreachable")
+}
+
+// target resolves a write's path and loads the head commit under s.mu.
+func (s *Store) target(p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
+	if err := validateWrite(w); err != nil {
+		return "", nil, nil, err
+	}
+	if rel, err = s.cleanPath(p); err != nil {
+		return "", nil, nil, err
+	}
+	if head, err = s.git.headCommit(); err != nil {
+		return "", nil, nil, err
+	}
+	tree, err = head.Tree()
+	return rel, head, tree, err
+}
+
+// checkExpected enforces WriteOptions.ExpectedSHA against the current
+// content (nil when the file does not exist).
+func checkExpected(vp string, current []byte, exists bool, w *WriteOptions) error {
+	if w == nil || w.ExpectedSHA == "" {
+		return nil
+	}
+	cur := "none (the file does not exist)"
+	if exists {
+		cur = blobSHA(current)
+		if strings.EqualFold(cur, w.ExpectedSHA) {
+			return nil
+		}
+	}
+	return &Error{Kind: ErrConflict,
+		Msg:  fmt.Sprintf("Error: %s has changed since it was read: its current sha is %s, not %s.", vp, cur, w.ExpectedSHA),
+		Hint: "View the file again and retry the edit against its current content. Nothing was written."}
+}
+
+// Create writes a new file. It refuses to overwrite an existing path.
+func (s *Store) Create(ctx context.Context, p, text string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, head, tree, err := s.target(p, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vp := virtual(rel)
+	isFile, isDir, err := entryKind(tree, rel)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if isFile || isDir {
+		return WriteResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("Error: File %s already exists", vp),
+			Hint: "Use str_replace or insert to edit it, or delete it first."}
+	}
+	if err := checkExpected(vp, nil, false, w); err != nil {
+		return WriteResult{}, err
+	}
+	commit, err := s.write(ctx, head, []change{{Path: rel, Content: []byte(text)}}, "create "+rel, "memory_create", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Message: "File created successfully at: " + vp, Commit: commit, SHA: blobSHA([]byte(text))}, nil
+}
+
+// loadFile reads the existing file rel for an edit, with the memory tool's
+// error when it is missing.
+func loadFile(tree *object.Tree, rel string, missingPrefix string) ([]byte, error) {
+	content, ok, err := readFile(tree, rel)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if _, isDir, _ := entryKind(tree, rel); isDir {
+			return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: The path %s is a directory.", virtual(rel)),
+				Hint: "Give the path of a file; view the directory to see its files."}
+		}
+		return nil, notExist(virtual(rel), missingPrefix)
+	}
+	return content, nil
+}
+
+// StrReplace replaces the only occurrence of old with new in a file.
+func (s *Store) StrReplace(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, head, tree, err := s.target(p, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vp := virtual(rel)
+	content, err := loadFile(tree, rel, "Error: ")
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := checkExpected(vp, content, true, w); err != nil {
+		return WriteResult{}, err
+	}
+	if old == "" {
+		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: old_str must not be empty.",
+			Hint: "Give the exact text to replace, or use insert to add lines."}
+	}
+	text := string(content)
+	switch lines := occurrenceLines(text, old); len(lines) {
+	case 0:
+		return WriteResult{}, &Error{Kind: ErrNotFound,
+			Msg: fmt.Sprintf("No replacement was performed, old_str `%s` did not appear verbatim in %s.", old, vp)}
+	case 1:
+	default:
+		return WriteResult{}, &Error{Kind: ErrConflict,
+			Msg: fmt.Sprintf("No replacement was performed. Multiple occurrences of old_str `%s` in lines: %s. Please ensure it is unique",
+				old, joinInts(lines))}
+	}
+	at := strings.Index(text, old)
+	updated := text[:at] + new + text[at+len(old):]
+	commit, err := s.write(ctx, head, []change{{Path: rel, Content: []byte(updated)}}, "str_replace "+rel, "memory_str_replace", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	// Show the edited region with a few lines of context.
+	first := strings.Count(updated[:at], "\n") + 1
+	last := first + strings.Count(new, "\n")
+	lines := splitLines(updated)
+	from, to := max(first-4, 1), min(last+4, len(lines))
+	var b strings.Builder
+	b.WriteString("The memory file has been edited.\n")
+	if from <= to {
+		numberLines(&b, lines[from-1:to], from)
+	}
+	return WriteResult{Message: b.String(), Commit: commit, SHA: blobSHA([]byte(updated))}, nil
+}
+
+// occurrenceLines returns the 1-indexed line of each non-overlapping
+// occurrence of sub in text.
+func occurrenceLines(text, sub string) []int {
+	var lines []int
+	line, from := 1, 0
+	for {
+		i := strings.Index(text[from:], sub)
+		if i < 0 {
+			return lines
+		}
+		line += strings.Count(text[from:from+i], "\n")
+		lines = append(lines, line)
+		line += strings.Count(sub, "\n")
+		from += i + len(sub)
+	}
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Insert inserts text after line (0 inserts at the top; line is in [0, n]).
+func (s *Store) Insert(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, head, tree, err := s.target(p, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vp := virtual(rel)
+	content, err := loadFile(tree, rel, "Error: ")
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := checkExpected(vp, content, true, w); err != nil {
+		return WriteResult{}, err
+	}
+	lines := splitLines(string(content))
+	if line < 0 || line > len(lines) {
+		return WriteResult{}, &Error{Kind: ErrInvalid,
+			Msg: fmt.Sprintf("Error: Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", line, len(lines))}
+	}
+	updated := insertLines(lines, line, text)
+	commit, err := s.write(ctx, head, []change{{Path: rel, Content: []byte(updated)}}, "insert "+rel, "memory_insert", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Message: fmt.Sprintf("The file %s has been edited.", vp), Commit: commit, SHA: blobSHA([]byte(updated))}, nil
+}
+
+// insertLines returns the file made of lines with text's lines inserted
+// after the line-th one. The result always ends with a newline.
+func insertLines(lines []string, line int, text string) string {
+	added := splitLines(text)
+	if len(added) == 0 {
+		added = []string{""}
+	}
+	out := make([]string, 0, len(lines)+len(added))
+	out = append(out, lines[:line]...)
+	out = append(out, added...)
+	out = append(out, lines[line:]...)
+	return strings.Join(out, "\n") + "\n"
+}
+
+// Delete removes a file, or a directory and everything below it. The root
+// cannot be deleted.
+func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, head, tree, err := s.target(p, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vp := virtual(rel)
+	if rel == "" {
+		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot delete the " + Root + " directory itself.",
+			Hint: "Delete the files or directories inside it instead."}
+	}
+	isFile, isDir, err := entryKind(tree, rel)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if !isFile && !isDir {
+		return WriteResult{}, &Error{Kind: ErrNotFound, Msg: "Error: The path " + vp + " does not exist"}
+	}
+	if isFile {
+		content, _, err := readFile(tree, rel)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		if err := checkExpected(vp, content, true, w); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	commit, err := s.write(ctx, head, []change{{Path: rel, Delete: true}}, "delete "+rel, "memory_delete", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Message: "Successfully deleted " + vp, Commit: commit}, nil
+}
+
+// Rename moves a file or directory. It never overwrites the destination.
+func (s *Store) Rename(ctx context.Context, oldPath, newPath string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from, head, tree, err := s.target(oldPath, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	to, err := s.cleanPath(newPath)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vFrom, vTo := virtual(from), virtual(to)
+	if from == "" || to == "" {
+		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot rename the " + Root + " directory itself.",
+			Hint: "Rename a file or directory inside it."}
+	}
+	isFile, isDir, err := entryKind(tree, from)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if !isFile && !isDir {
+		return WriteResult{}, &Error{Kind: ErrNotFound, Msg: "Error: The path " + vFrom + " does not exist"}
+	}
+	if f, d, err := entryKind(tree, to); err != nil {
+		return WriteResult{}, err
+	} else if f || d {
+		return WriteResult{}, &Error{Kind: ErrExists, Msg: "Error: The destination " + vTo + " already exists",
+			Hint: "Choose another name, or delete the destination first."}
+	}
+	if to == from || strings.HasPrefix(to, from+"/") {
+		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot move " + vFrom + " into itself.",
+			Hint: "Choose a destination outside it."}
+	}
+	files, err := s.filesUnder(tree, from, isFile)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if isFile {
+		if err := checkExpected(vFrom, files[from], true, w); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	changes := []change{{Path: from, Delete: true}}
+	var sha string
+	for p, content := range files {
+		dest := to + strings.TrimPrefix(p, from)
+		changes = append(changes, change{Path: dest, Content: content})
+		if isFile {
+			sha = blobSHA(content)
+		}
+	}
+	sort.Slice(changes[1:], func(i, j int) bool { return changes[1+i].Path < changes[1+j].Path })
+	commit, err := s.write(ctx, head, changes, "rename "+from+" -> "+to, "memory_rename", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Message: fmt.Sprintf("Successfully renamed %s to %s", vFrom, vTo), Commit: commit, SHA: sha}, nil
+}
+
+// filesUnder returns the contents of the file rel, or of every file below the
+// directory rel, keyed by repository-relative path.
+func (s *Store) filesUnder(tree *object.Tree, rel string, isFile bool) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if isFile {
+		content, _, err := readFile(tree, rel)
+		out[rel] = content
+		return out, err
+	}
+	hashes, err := subtreeFiles(tree, rel)
+	if err != nil {
+		return nil, err
+	}
+	for p := range hashes {
+		content, _, err := readFile(tree, p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = content
+	}
+	return out, nil
+}
+
+// Entry is one item of a directory listing.
+type Entry struct {
+	Path  string // virtual path
+	Name  string
+	IsDir bool
+	Size  int64 // bytes; 0 for directories
+}
+
+// List returns the non-hidden entries directly inside the directory at p,
+// sorted by name. A missing directory is ErrNotFound.
+func (s *Store) List(p string) ([]Entry, error) {
+	rel, err := s.cleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(s.abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notExist(virtual(rel), "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || !(e.IsDir() || e.Type().IsRegular()) {
+			continue
+		}
+		item := Entry{Path: virtual(path.Join(rel, e.Name())), Name: e.Name(), IsDir: e.IsDir()}
+		if !e.IsDir() {
+			if info, err := e.Info(); err == nil {
+				item.Size = info.Size()
+			}
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}

@@ -1,0 +1,285 @@
+package memstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// branch is the branch every write commits to.
+const branch = plumbing.ReferenceName("refs/heads/main")
+
+// change is one edit of a commit: set Path to Content, or remove Path (a file
+// or a whole directory) when Delete is true.
+type change struct {
+	Path    string // repository-relative slash path
+	Content []byte
+	Delete  bool
+}
+
+// gitRepo builds commits directly from objects: it writes blobs, rebuilds
+// only the trees on the changed paths and moves the branch. It never touches
+// the worktree index, so a write costs the same in a repository of ten files
+// or ten thousand. It is not safe for concurrent writes; Store serialises them.
+type gitRepo struct {
+	repo *git.Repository
+}
+
+// headCommit returns the branch's commit, or nil when the branch is unborn.
+func (g *gitRepo) headCommit() (*object.Commit, error) {
+	ref, err := g.repo.Storer.Reference(branch)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", branch, err)
+	}
+	return object.GetCommit(g.repo.Storer, ref.Hash())
+}
+
+// headTree returns the tree of the branch's commit (an empty tree when the
+// branch is unborn).
+func (g *gitRepo) headTree() (*object.Tree, error) {
+	c, err := g.headCommit()
+	if err != nil || c == nil {
+		return &object.Tree{}, err
+	}
+	return c.Tree()
+}
+
+// readFile returns the content of the file rel in tree, or ok=false when rel
+// is absent or a directory.
+func readFile(tree *object.Tree, rel string) (content []byte, ok bool, err error) {
+	f, err := tree.File(rel)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, false, err
+	}
+	defer r.Close()
+	content, err = io.ReadAll(r)
+	return content, err == nil, err
+}
+
+// entryKind reports whether rel is a file, a directory or absent in tree.
+func entryKind(tree *object.Tree, rel string) (isFile, isDir bool, err error) {
+	if rel == "" {
+		return false, true, nil
+	}
+	e, err := tree.FindEntry(rel)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return e.Mode.IsFile(), e.Mode == filemode.Dir, nil
+}
+
+// commitMeta is what a commit records besides its tree.
+type commitMeta struct {
+	Subject  string
+	Trailers []trailer
+	Name     string // author name
+	Email    string
+	When     time.Time
+}
+
+type trailer struct{ Key, Value string }
+
+func (m commitMeta) message() string {
+	var b strings.Builder
+	b.WriteString(m.Subject)
+	b.WriteString("\n")
+	if len(m.Trailers) > 0 {
+		b.WriteString("\n")
+		for _, t := range m.Trailers {
+			fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+		}
+	}
+	return b.String()
+}
+
+// commit writes the objects for changes on top of parent, and returns the new
+// commit's hash without moving the branch.
+func (g *gitRepo) commit(parent *object.Commit, changes []change, meta commitMeta) (plumbing.Hash, error) {
+	var root plumbing.Hash
+	var parents []plumbing.Hash
+	if parent != nil {
+		root = parent.TreeHash
+		parents = []plumbing.Hash{parent.Hash}
+	}
+	for _, c := range changes {
+		var leaf *object.TreeEntry
+		if !c.Delete {
+			h, err := g.writeBlob(c.Content)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
+		}
+		var err error
+		root, err = g.editTree(root, strings.Split(c.Path, "/"), leaf)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("rebuild tree for %s: %w", c.Path, err)
+		}
+	}
+	if root.IsZero() {
+		h, err := g.writeTree(nil)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		root = h
+	}
+	sig := object.Signature{Name: meta.Name, Email: meta.Email, When: meta.When}
+	c := &object.Commit{
+		Author:       sig,
+		Committer:    sig,
+		Message:      meta.message(),
+		TreeHash:     root,
+		ParentHashes: parents,
+	}
+	obj := g.repo.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.repo.Storer.SetEncodedObject(obj)
+}
+
+// advance moves the branch from old (zero when unborn) to next, failing if
+// it moved in between.
+func (g *gitRepo) advance(old, next plumbing.Hash) error {
+	ref := plumbing.NewHashReference(branch, next)
+	if old.IsZero() {
+		return g.repo.Storer.SetReference(ref)
+	}
+	return g.repo.Storer.CheckAndSetReference(ref, plumbing.NewHashReference(branch, old))
+}
+
+func (g *gitRepo) writeBlob(content []byte) (plumbing.Hash, error) {
+	obj := g.repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(content)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(content); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.repo.Storer.SetEncodedObject(obj)
+}
+
+func (g *gitRepo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	sort.Sort(object.TreeEntrySorter(entries))
+	t := &object.Tree{Entries: entries}
+	obj := g.repo.Storer.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.repo.Storer.SetEncodedObject(obj)
+}
+
+// editTree returns the hash of the tree dir (zero for none) with the entry at
+// parts replaced by leaf (removed when leaf is nil). Only the trees along
+// parts are rewritten; an emptied directory disappears, as in git. The zero
+// hash is returned for an empty tree.
+func (g *gitRepo) editTree(dir plumbing.Hash, parts []string, leaf *object.TreeEntry) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	if !dir.IsZero() {
+		t, err := object.GetTree(g.repo.Storer, dir)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, t.Entries...)
+	}
+	name := parts[0]
+	at := -1
+	for i, e := range entries {
+		if e.Name == name {
+			at = i
+			break
+		}
+	}
+	var next *object.TreeEntry
+	if len(parts) == 1 {
+		if leaf != nil {
+			next = &object.TreeEntry{Name: name, Mode: leaf.Mode, Hash: leaf.Hash}
+		}
+	} else {
+		var sub plumbing.Hash
+		if at >= 0 && entries[at].Mode == filemode.Dir {
+			sub = entries[at].Hash
+		}
+		h, err := g.editTree(sub, parts[1:], leaf)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !h.IsZero() {
+			next = &object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		}
+	}
+	switch {
+	case at >= 0 && next != nil:
+		entries[at] = *next
+	case at >= 0:
+		entries = append(entries[:at], entries[at+1:]...)
+	case next != nil:
+		entries = append(entries, *next)
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	return g.writeTree(entries)
+}
+
+// subtreeFiles lists every file below dir in tree as repository-relative
+// paths with their contents' blob hashes.
+func subtreeFiles(tree *object.Tree, dir string) (map[string]plumbing.Hash, error) {
+	files := map[string]plumbing.Hash{}
+	t := tree
+	if dir != "" {
+		var err error
+		t, err = tree.Tree(dir)
+		if err != nil {
+			return nil, err
+		}
+	}
+	w := object.NewTreeWalker(t, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode.IsFile() {
+			files[path.Join(dir, name)] = e.Hash
+		}
+	}
+}
+
+// blobSHA returns the git blob hash of content: the content hash that
+// optimistic-concurrency writes compare against.
+func blobSHA(content []byte) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, content).String()
+}

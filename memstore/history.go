@@ -1,0 +1,271 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Commit is one entry of a path's history.
+type Commit struct {
+	Hash     string            `json:"commit"`
+	Time     time.Time         `json:"time"`
+	Author   string            `json:"author"`
+	Subject  string            `json:"subject"`
+	Trailers map[string]string `json:"trailers,omitempty"` // Tool, Source, Author, Confidence
+}
+
+// DefaultHistoryLimit is the number of commits History returns when limit <= 0.
+const DefaultHistoryLimit = 20
+
+// History lists the commits that changed the file or directory at p (all
+// commits when p is the root), newest first, following first parents. A path
+// that no longer exists still has a history.
+func (s *Store) History(p string, limit int) ([]Commit, error) {
+	rel, err := s.cleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = DefaultHistoryLimit
+	}
+	c, err := s.git.headCommit()
+	if err != nil {
+		return nil, err
+	}
+	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash]*object.Tree{}}
+	var parts []string
+	if rel != "" {
+		parts = strings.Split(rel, "/")
+	}
+	var out []Commit
+	for c != nil && len(out) < limit {
+		var parent *object.Commit
+		if len(c.ParentHashes) > 0 {
+			if parent, err = object.GetCommit(s.git.repo.Storer, c.ParentHashes[0]); err != nil {
+				return nil, err
+			}
+		}
+		touched := true
+		if parts != nil {
+			var before plumbing.Hash
+			if parent != nil {
+				before = parent.TreeHash
+			}
+			if touched, err = w.differs(c.TreeHash, before, parts); err != nil {
+				return nil, err
+			}
+		}
+		if touched {
+			out = append(out, commitInfo(c))
+		}
+		c = parent
+		w.bound()
+	}
+	if len(out) == 0 && rel != "" {
+		return nil, notExist(virtual(rel), "Error: ")
+	}
+	return out, nil
+}
+
+// treeWalker compares one path across two trees, decoding only the trees on
+// that path and stopping at the first level whose hashes agree.
+type treeWalker struct {
+	store interface {
+		EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+	}
+	trees map[plumbing.Hash]*object.Tree
+}
+
+func (w *treeWalker) tree(h plumbing.Hash) (*object.Tree, error) {
+	if t, ok := w.trees[h]; ok {
+		return t, nil
+	}
+	o, err := w.store.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, err
+	}
+	t := &object.Tree{}
+	if err := t.Decode(o); err != nil {
+		return nil, err
+	}
+	w.trees[h] = t
+	return t, nil
+}
+
+// entry returns the hash of name in the tree h (zero when h is zero or name
+// is absent).
+func (w *treeWalker) entry(h plumbing.Hash, name string) (plumbing.Hash, error) {
+	if h.IsZero() {
+		return h, nil
+	}
+	t, err := w.tree(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// Git orders entries by name, directories as if named name+"/".
+	for _, key := range []string{name, name + "/"} {
+		i := sort.Search(len(t.Entries), func(i int) bool { return sortName(t.Entries[i]) >= key })
+		if i < len(t.Entries) && t.Entries[i].Name == name {
+			return t.Entries[i].Hash, nil
+		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+func sortName(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// differs reports whether the entry at parts differs between trees a and b.
+func (w *treeWalker) differs(a, b plumbing.Hash, parts []string) (bool, error) {
+	for _, name := range parts {
+		if a == b {
+			return false, nil
+		}
+		var err error
+		if a, err = w.entry(a, name); err != nil {
+			return false, err
+		}
+		if b, err = w.entry(b, name); err != nil {
+			return false, err
+		}
+	}
+	return a != b, nil
+}
+
+// bound keeps the cache small: trees are mostly reused between a commit and
+// its parent, so everything is dropped once the cache grows.
+func (w *treeWalker) bound() {
+	if len(w.trees) > 4096 {
+		clear(w.trees)
+	}
+}
+
+func commitInfo(c *object.Commit) Commit {
+	subject, body, _ := strings.Cut(c.Message, "\n")
+	out := Commit{Hash: c.Hash.String(), Time: c.Author.When.UTC(), Author: c.Author.Name, Subject: subject}
+	for _, line := range strings.Split(body, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok || strings.ContainsAny(k, " \t") || k == "" {
+			continue
+		}
+		if out.Trailers == nil {
+			out.Trailers = map[string]string{}
+		}
+		out.Trailers[k] = strings.TrimSpace(v)
+	}
+	return out
+}
+
+// Revert makes a new commit that restores the file or directory at p to its
+// content as of commit (a full or abbreviated hash). Deleted files come back;
+// files added under a directory since then are removed.
+func (s *Store) Revert(ctx context.Context, p, commit string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, head, _, err := s.target(p, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	vp := virtual(rel)
+	if rel == "" {
+		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot revert the whole " + Root + " directory at once.",
+			Hint: "Revert a workspace, directory or file inside it."}
+	}
+	old, err := s.resolveCommit(commit)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	oldTree, err := old.Tree()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	isFile, isDir, err := entryKind(oldTree, rel)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	short := old.Hash.String()[:12]
+	if !isFile && !isDir {
+		return WriteResult{}, &Error{Kind: ErrNotFound,
+			Msg:  fmt.Sprintf("Error: The path %s did not exist at commit %s.", vp, short),
+			Hint: "Pick a commit from its history (memory_history) at which it existed."}
+	}
+	files, err := s.filesUnder(oldTree, rel, isFile)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	changes := []change{{Path: rel, Delete: true}}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		changes = append(changes, change{Path: p, Content: files[p]})
+	}
+	headTree, err := head.Tree()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if same, err := sameEntry(headTree, oldTree, rel); err != nil {
+		return WriteResult{}, err
+	} else if same {
+		return WriteResult{}, &Error{Kind: ErrInvalid,
+			Msg:  fmt.Sprintf("Error: %s is already as it was at commit %s.", vp, short),
+			Hint: "Nothing to revert; pick an older commit from memory_history."}
+	}
+	hash, err := s.write(ctx, head, changes, "revert "+rel+" to "+short, "memory_revert", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	res := WriteResult{Message: fmt.Sprintf("Restored %s to its content as of commit %s.", vp, short), Commit: hash}
+	if isFile {
+		res.SHA = blobSHA(files[rel])
+	}
+	return res, nil
+}
+
+func sameEntry(a, b *object.Tree, rel string) (bool, error) {
+	ea, err := a.FindEntry(rel)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	eb, err := b.FindEntry(rel)
+	if err != nil {
+		return false, err
+	}
+	return ea.Hash == eb.Hash, nil
+}
+
+// resolveCommit finds a commit by full or abbreviated hash (at least 4 hex
+// digits).
+func (s *Store) resolveCommit(ref string) (*object.Commit, error) {
+	bad := &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("Error: No commit %q in the memory's history.", ref),
+		Hint: "Use a commit hash (at least 4 hex digits) listed by memory_history."}
+	if len(ref) < 4 || len(ref) > 40 || strings.Trim(strings.ToLower(ref), "0123456789abcdef") != "" {
+		return nil, bad
+	}
+	h, err := s.git.repo.ResolveRevision(plumbing.Revision(ref))
+	if err != nil {
+		return nil, bad
+	}
+	c, err := object.GetCommit(s.git.repo.Storer, *h)
+	if err != nil {
+		return nil, bad
+	}
+	return c, nil
+}

@@ -1,0 +1,78 @@
+package memstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+func TestStore_HistoryAndRevert(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p := "/memories/workspaces/w/task.md"
+	w := &memstore.WriteOptions{Tool: "memory_create", Source: memstore.SourceInferred, Author: "bob"}
+	v1, err := s.Create(ctx, p, "# Task\n\n- v1\n", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/workspaces/w/other.md", "# Other\n")
+	v2, err := s.StrReplace(ctx, p, "v1", "v2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := s.History(p, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 2 || hist[0].Hash != v2.Commit || hist[1].Hash != v1.Commit {
+		t.Fatalf("history %+v, want [v2 v1]", hist)
+	}
+	if got := hist[1].Trailers; got["Source"] != "inferred" || got["Author"] != "bob" || got["Tool"] != "memory_create" {
+		t.Errorf("trailers %v", got)
+	}
+	if all, _ := s.History("/memories", 100); len(all) != 4 {
+		t.Errorf("full history has %d commits, want 4", len(all))
+	}
+	if dir, _ := s.History("/memories/workspaces/w", 100); len(dir) != 3 {
+		t.Errorf("directory history has %d commits, want 3", len(dir))
+	}
+	if one, _ := s.History(p, 1); len(one) != 1 || one[0].Hash != v2.Commit {
+		t.Errorf("limit 1: %+v", one)
+	}
+
+	// Revert a file to an older content.
+	res, err := s.Revert(ctx, p, v1.Commit[:8], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if content, _, _ := s.Read(p); string(content) != "# Task\n\n- v1\n" || res.SHA != v1.SHA {
+		t.Errorf("after revert: %q", content)
+	}
+	if _, err := s.Revert(ctx, p, v1.Commit, nil); !errors.Is(err, memstore.ErrInvalid) {
+		t.Errorf("reverting to the current content: %v, want ErrInvalid", err)
+	}
+
+	// Deleted files come back; the deleted path keeps its history.
+	if _, err := s.Delete(ctx, "/memories/workspaces/w", nil); err != nil {
+		t.Fatal(err)
+	}
+	if hist, err := s.History(p, 10); err != nil || len(hist) != 4 {
+		t.Errorf("history of a deleted file: %d commits, %v", len(hist), err)
+	}
+	if _, err := s.Revert(ctx, "/memories/workspaces/w", v2.Commit, nil); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{p: "# Task\n\n- v2\n", "/memories/workspaces/w/other.md": "# Other\n"} {
+		if content, _, err := s.Read(path); err != nil || string(content) != want {
+			t.Errorf("%s after directory revert: %q, %v", path, content, err)
+		}
+	}
+	if got := searchPaths(t, s, "v2"); len(got) == 0 || got[0] != p {
+		t.Errorf("restored file not indexed: %v", got)
+	}
+	if _, err := s.Revert(ctx, "/memories/workspaces/w/new.md", v1.Commit, nil); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("revert of a path absent at the commit: %v", err)
+	}
+}

@@ -1,0 +1,115 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// Scopes of a memory path, derived from its first path element.
+const (
+	ScopeOrg       = "org"       // org/...
+	ScopeUser      = "user"      // users/<user>/...
+	ScopeWorkspace = "workspace" // workspaces/<ws>/...
+	ScopeOther     = "other"     // anything else under /memories
+)
+
+// RRFK is the reciprocal rank fusion constant every backend uses:
+// score = sum over rankings of 1/(RRFK + rank), rank starting at 1.
+const RRFK = 60
+
+// Chunk is one indexed piece of a memory file: a markdown section, or a whole
+// YAML/JSON file. Path and Seq identify it; upserts are keyed by them.
+type Chunk struct {
+	Path       string    // virtual path, e.g. /memories/workspaces/sales/task.md
+	Seq        int       // chunk number within the file, from 0
+	Workspace  string    // workspace name, or "" outside workspaces/
+	Scope      string    // one of the Scope constants
+	Type       string    // front-matter type, or derived from the path (task, output, tool, schema, note, ...)
+	Heading    string    // heading path joined with " › ", "" before the first heading
+	StartLine  int       // 1-indexed first line of the chunk in the file
+	EndLine    int       // 1-indexed last line, inclusive
+	Context    string    // "workspace › file › heading" prefix, indexed with Text
+	Text       string    // the chunk's text
+	Source     string    // provenance from front matter (user_confirmed, inferred, ...)
+	Confidence float64   // front-matter confidence, 0 when absent
+	ValidFrom  time.Time // zero when absent
+	InvalidAt  time.Time // zero when absent
+	ExpiresAt  time.Time // zero when absent
+	Commit     string    // commit the chunk was indexed from
+	Embedding  []float32 // embedding of Context + "\n" + Text; len == the index's dimension
+}
+
+// Valid reports whether the chunk is in force at now: not invalidated and not
+// expired at or before now.
+func (c *Chunk) Valid(now time.Time) bool {
+	if !c.InvalidAt.IsZero() && !c.InvalidAt.After(now) {
+		return false
+	}
+	if !c.ExpiresAt.IsZero() && !c.ExpiresAt.After(now) {
+		return false
+	}
+	return true
+}
+
+// Query is a hybrid search request. Text drives full-text ranking, Vector the
+// semantic ranking; either may be empty. Filters apply to both rankings.
+type Query struct {
+	Text           string
+	Vector         []float32
+	Workspace      string   // "" for all
+	Scope          string   // "" for all
+	Types          []string // empty for all
+	IncludeInvalid bool     // include invalidated and expired chunks
+	Now            time.Time
+	Limit          int // number of fused hits to return; backends treat <= 0 as 10
+	Candidates     int // depth of each ranking before fusion; <= 0 means max(50, 4*Limit)
+}
+
+// Hit is one fused search result. Embedding is not filled in.
+type Hit struct {
+	Chunk
+	Score      float64 // reciprocal rank fusion score
+	TextRank   int     // 1-based rank in the full-text ranking, 0 if absent
+	VectorRank int     // 1-based rank in the vector ranking, 0 if absent
+}
+
+// IndexState records what an index mirrors: the last commit fully applied and
+// the embedder its vectors came from.
+type IndexState struct {
+	Commit   string // "" when nothing has been indexed
+	Embedder string // Embedder.ID()
+	Dim      int    // Embedder.Dim()
+}
+
+// Index is a derived, rebuildable view of the memory repository used for
+// hybrid search. Implementations must be safe for concurrent use.
+type Index interface {
+	// Replace makes chunks the complete set of chunks stored for path
+	// (an empty slice removes the path), atomically.
+	Replace(ctx context.Context, path string, chunks []Chunk) error
+	// DeletePath removes every chunk of path and of paths below it when path
+	// names a directory (prefix + "/").
+	DeletePath(ctx context.Context, path string) error
+	// Search runs full-text and vector rankings with the query's filters and
+	// fuses them with reciprocal rank fusion (RRFK), best first.
+	Search(ctx context.Context, q Query) ([]Hit, error)
+	// State returns the recorded state; the zero IndexState when none.
+	State(ctx context.Context) (IndexState, error)
+	// SetState records st after a batch of changes has been applied.
+	SetState(ctx context.Context, st IndexState) error
+	// Reset deletes every chunk and records st (used for full rebuilds,
+	// including a change of embedder dimension).
+	Reset(ctx context.Context, st IndexState) error
+	// Close releases the index's resources.
+	Close() error
+}
+
+// Embedder turns text into fixed-length, L2-normalised vectors.
+type Embedder interface {
+	// ID names the model and its version; a change triggers re-embedding.
+	ID() string
+	// Dim is the length of every vector Embed returns.
+	Dim() int
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}

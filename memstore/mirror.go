@@ -1,0 +1,291 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// embedBatch is the number of chunk texts sent to the embedder at once.
+const embedBatch = 256
+
+// Progress reports how many of total files a rebuild has indexed.
+type Progress func(done, total int)
+
+// mirror keeps an Index a view of the repository's HEAD: incrementally from
+// the last indexed commit, or by a full rebuild when the index is empty,
+// points at an unknown commit, or was built with another embedder. The same
+// logic drives every backend. Callers hold Store.mu.
+type mirror struct {
+	store *Store
+	idx   Index
+	emb   Embedder
+	log   *slog.Logger
+
+	// indexed caches the commit the index is known to mirror; zero means
+	// "ask the index", which is what happens after any failure.
+	indexed plumbing.Hash
+}
+
+// sync brings the index up to HEAD.
+func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
+	defer func() {
+		if err != nil {
+			m.indexed = plumbing.ZeroHash
+		}
+	}()
+	head, err := m.store.git.headCommit()
+	if err != nil {
+		return err
+	}
+	if m.indexed == head.Hash {
+		return nil
+	}
+	from := m.indexed
+	if from.IsZero() {
+		st, err := m.idx.State(ctx)
+		if err != nil {
+			return fmt.Errorf("read index state: %w", err)
+		}
+		if st.Embedder != m.emb.ID() || st.Dim != m.emb.Dim() || st.Commit == "" {
+			return m.rebuild(ctx, head, progress)
+		}
+		from = plumbing.NewHash(st.Commit)
+	}
+	if from == head.Hash {
+		m.indexed = from
+		return nil
+	}
+	old, err := object.GetCommit(m.store.git.repo.Storer, from)
+	if err != nil {
+		m.log.Info("index points at an unknown commit; rebuilding", logKeyCommit, from.String())
+		return m.rebuild(ctx, head, progress)
+	}
+	if err := m.applyDiff(ctx, old, head); err != nil {
+		return err
+	}
+	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
+		return err
+	}
+	m.indexed = head.Hash
+	return nil
+}
+
+// update indexes the changes of the commit that followed parent: directly
+// when the index mirrors parent, else by a full sync from whatever commit the
+// index holds.
+func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []change) (err error) {
+	if m.indexed != parent {
+		return m.sync(ctx, nil)
+	}
+	defer func() {
+		if err != nil {
+			m.indexed = plumbing.ZeroHash
+		}
+	}()
+	head, err := m.store.git.headCommit()
+	if err != nil {
+		return err
+	}
+	var files []fileRef
+	for _, c := range changes {
+		if c.Delete {
+			if err := m.idx.DeletePath(ctx, virtual(c.Path)); err != nil {
+				return err
+			}
+			continue
+		}
+		files = append(files, fileRef{rel: c.Path, content: c.Content})
+	}
+	if err := m.index(ctx, head.Hash.String(), files, nil); err != nil {
+		return err
+	}
+	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
+		return err
+	}
+	m.indexed = head.Hash
+	return nil
+}
+
+func (m *mirror) state(head *object.Commit) IndexState {
+	return IndexState{Commit: head.Hash.String(), Embedder: m.emb.ID(), Dim: m.emb.Dim()}
+}
+
+// applyDiff indexes the files that changed between two commits.
+func (m *mirror) applyDiff(ctx context.Context, old, head *object.Commit) error {
+	a, err := old.Tree()
+	if err != nil {
+		return err
+	}
+	b, err := head.Tree()
+	if err != nil {
+		return err
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, a, b, nil)
+	if err != nil {
+		return fmt.Errorf("diff %s..%s: %w", old.Hash, head.Hash, err)
+	}
+	var upserts []fileRef
+	for _, c := range changes {
+		if c.From.Name != "" && c.From.Name != c.To.Name {
+			if err := m.idx.DeletePath(ctx, virtual(c.From.Name)); err != nil {
+				return err
+			}
+		}
+		if c.To.Name == "" {
+			if err := m.idx.DeletePath(ctx, virtual(c.From.Name)); err != nil {
+				return err
+			}
+			continue
+		}
+		upserts = append(upserts, fileRef{rel: c.To.Name, hash: c.To.TreeEntry.Hash})
+	}
+	return m.index(ctx, head.Hash.String(), upserts, nil)
+}
+
+// rebuild empties the index and indexes every file at head.
+func (m *mirror) rebuild(ctx context.Context, head *object.Commit, progress Progress) error {
+	st := m.state(head)
+	if err := m.idx.Reset(ctx, IndexState{Embedder: st.Embedder, Dim: st.Dim}); err != nil {
+		return fmt.Errorf("reset index: %w", err)
+	}
+	tree, err := head.Tree()
+	if err != nil {
+		return err
+	}
+	files, err := subtreeFiles(tree, "")
+	if err != nil {
+		return err
+	}
+	refs := make([]fileRef, 0, len(files))
+	for rel, h := range files {
+		refs = append(refs, fileRef{rel: rel, hash: h})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].rel < refs[j].rel })
+	if err := m.index(ctx, st.Commit, refs, progress); err != nil {
+		return err
+	}
+	if err := m.idx.SetState(ctx, st); err != nil {
+		return err
+	}
+	m.indexed = head.Hash
+	return nil
+}
+
+// fileRef names a file to index by its blob hash, or carries its content.
+type fileRef struct {
+	rel     string
+	hash    plumbing.Hash
+	content []byte
+}
+
+// index chunks, embeds and stores files, a batch of chunks at a time.
+func (m *mirror) index(ctx context.Context, commit string, files []fileRef, progress Progress) error {
+	type pending struct {
+		path   string
+		chunks []Chunk
+	}
+	var batch []pending
+	var texts []string
+	flush := func() error {
+		vecs, err := m.emb.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+		}
+		i := 0
+		for _, p := range batch {
+			for j := range p.chunks {
+				p.chunks[j].Embedding = vecs[i]
+				i++
+			}
+			if err := m.idx.Replace(ctx, p.path, p.chunks); err != nil {
+				return fmt.Errorf("index %s: %w", p.path, err)
+			}
+		}
+		batch, texts = batch[:0], texts[:0]
+		return nil
+	}
+	for n, f := range files {
+		var chunks []Chunk
+		if indexable(f.rel) {
+			content := f.content
+			if content == nil {
+				var err error
+				if content, err = m.blob(f.hash); err != nil {
+					return err
+				}
+			}
+			chunks = chunkFile(f.rel, content, commit)
+		}
+		batch = append(batch, pending{path: virtual(f.rel), chunks: chunks})
+		for _, c := range chunks {
+			texts = append(texts, c.Context+"\n"+c.Text)
+		}
+		if len(texts) >= embedBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if progress != nil {
+			progress(n+1, len(files))
+		}
+	}
+	if len(batch) > 0 {
+		return flush()
+	}
+	return nil
+}
+
+func (m *mirror) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(m.store.git.repo.Storer, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// Reindex rebuilds the index from scratch from HEAD.
+func (s *Store) Reindex(ctx context.Context, progress Progress) error {
+	if s.mirror == nil {
+		return errNoIndex
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := s.git.headCommit()
+	if err != nil {
+		return err
+	}
+	err = s.mirror.rebuild(ctx, head, progress)
+	if err != nil {
+		s.mirror.indexed = plumbing.ZeroHash
+	}
+	return err
+}
+
+// Reconcile brings the index up to HEAD, picking up commits made outside
+// selmem (and repairing after a failed index update).
+func (s *Store) Reconcile(ctx context.Context) error {
+	if s.mirror == nil {
+		return errNoIndex
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mirror.indexed = plumbing.ZeroHash
+	return s.mirror.sync(ctx, nil)
+}
+
+var errNoIndex = &Error{Kind: ErrInvalid, Msg: "Error: search is not configured for this store.",
+	Hint: "Configure an index backend (index.backend: sqlite) and restart."}

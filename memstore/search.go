@@ -1,0 +1,148 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxSearchLimit caps the number of hits one search returns.
+const MaxSearchLimit = 100
+
+// SearchRequest is a hybrid search over the memory.
+type SearchRequest struct {
+	Query          string
+	Workspace      string   // "" for all
+	Scope          string   // "", org, user, workspace or other
+	Types          []string // empty for all
+	IncludeInvalid bool     // include invalidated and expired items
+	Limit          int      // 1..MaxSearchLimit; 0 means 10
+}
+
+// Search embeds the query and runs it against the index: full text and
+// vectors fused by reciprocal rank fusion. Hits carry virtual paths.
+func (s *Store) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
+	if s.mirror == nil {
+		return nil, errNoIndex
+	}
+	q := strings.TrimSpace(req.Query)
+	if q == "" {
+		return nil, &Error{Kind: ErrInvalid, Msg: "Error: query is empty.", Hint: "Give a few words describing what to find."}
+	}
+	if req.Limit == 0 {
+		req.Limit = 10
+	}
+	if req.Limit < 1 || req.Limit > MaxSearchLimit {
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: limit %d is out of range.", req.Limit),
+			Hint: fmt.Sprintf("Use a limit between 1 and %d.", MaxSearchLimit)}
+	}
+	switch req.Scope {
+	case "", ScopeOrg, ScopeUser, ScopeWorkspace, ScopeOther:
+	default:
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
+			Hint: "Use one of org, user, workspace, other, or leave it out."}
+	}
+	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	return s.opts.Index.Search(ctx, Query{
+		Text:           q,
+		Vector:         vecs[0],
+		Workspace:      req.Workspace,
+		Scope:          req.Scope,
+		Types:          req.Types,
+		IncludeInvalid: req.IncludeInvalid,
+		Now:            s.now(),
+		Limit:          req.Limit,
+	})
+}
+
+// Snippet returns up to maxRunes of text around the first word of query
+// that occurs in it (case-insensitively), on one line, with "…" marking cuts.
+func Snippet(text, query string, maxRunes int) string {
+	flat := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(flat) <= maxRunes {
+		return flat
+	}
+	lower := strings.ToLower(flat)
+	at := -1
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	runes := []rune(flat)
+	start := 0
+	if at > 0 {
+		start = max(utf8.RuneCountInString(flat[:at])-maxRunes/4, 0)
+	}
+	end := min(start+maxRunes, len(runes))
+	start = max(end-maxRunes, 0)
+	out := string(runes[start:end])
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(runes) {
+		out += "…"
+	}
+	return out
+}
+
+// snippetRunes is the length of the snippets in search results.
+const snippetRunes = 240
+
+// Found is a search hit as shown to people and models.
+type Found struct {
+	Path      string  `json:"path"`
+	Heading   string  `json:"heading,omitempty"`
+	StartLine int     `json:"start_line"`
+	EndLine   int     `json:"end_line"`
+	Snippet   string  `json:"snippet"`
+	Score     float64 `json:"score"`
+	Type      string  `json:"type,omitempty"`
+	Workspace string  `json:"workspace,omitempty"`
+	Source    string  `json:"source,omitempty"`
+	Valid     bool    `json:"valid"`
+}
+
+// Results turns hits into Found rows with snippets for query, judging
+// validity at now.
+func Results(hits []Hit, query string, now time.Time) []Found {
+	out := make([]Found, len(hits))
+	for i, h := range hits {
+		out[i] = Found{
+			Path: h.Path, Heading: h.Heading, StartLine: h.StartLine, EndLine: h.EndLine,
+			Snippet: Snippet(h.Text, query, snippetRunes), Score: h.Score,
+			Type: h.Type, Workspace: h.Workspace, Source: h.Source, Valid: h.Valid(now),
+		}
+	}
+	return out
+}
+
+// FormatResults renders rows as compact text: one header line per hit
+// (path:lines, heading, type, provenance) and its snippet.
+func FormatResults(rows []Found) string {
+	if len(rows) == 0 {
+		return "No memory matched the query.\n"
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		fmt.Fprintf(&b, "%d. %s:%d-%d", i+1, r.Path, r.StartLine, r.EndLine)
+		if r.Heading != "" {
+			fmt.Fprintf(&b, " § %s", r.Heading)
+		}
+		meta := []string{r.Type}
+		if r.Source != "" {
+			meta = append(meta, r.Source)
+		}
+		if !r.Valid {
+			meta = append(meta, "no longer valid")
+		}
+		fmt.Fprintf(&b, " (%s)\n   %s\n", strings.Join(meta, ", "), r.Snippet)
+	}
+	return b.String()
+}
