@@ -1,0 +1,43 @@
+# selmem — build, run and test.
+GO ?= go
+
+.PHONY: all build demo test test-deps vet bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/selmem ./cmd/selmem
+
+# demo creates a demo workspace in $SELMEM_HOME (default ~/.local/share/selmem)
+# and searches it.
+demo:
+	$(GO) run ./cmd/selmem init --demo
+	$(GO) run ./cmd/selmem search "retention policy"
+
+# test sets up what the tests need where it can (Postgres' pgvector, when run
+# as root on a Debian-like machine), then runs every test with the race
+# detector.
+test: test-deps vet
+	$(GO) test -race -count=1 ./...
+
+test-deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		scripts/install-pgvector.sh; \
+	fi
+
+vet:
+	$(GO) vet ./...
+
+# bench prints the performance figures (medians) quoted in issues.
+bench:
+	bench/run.sh
+
+# fuzz runs every fuzz target for FUZZTIME each.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./memstore -run '^$$' -fuzz FuzzStore_StrReplaceInsert -fuzztime $(FUZZTIME)
+	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzPath -fuzztime $(FUZZTIME)
+	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzFrontMatter -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,79 @@
+// Command selmem is shared, selective, persistent memory for AI agents: an
+// MCP server and a CLI over a git-backed memory with hybrid search.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // refused or failed; the reason is on stderr
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks a command line that does not fit the command.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// run executes one command line and returns its exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := app.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		fmt.Fprintf(stderr, "selmem: %v\nRun 'selmem --help' for usage.\n", err)
+		return exitUsage
+	}
+	var me *memstore.Error
+	if errors.As(err, &me) {
+		fmt.Fprintln(stderr, me.Error())
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "selmem: %v\n", err)
+	return exitFailed
+}
+
+// isCobraUsage recognises cobra's own errors for unknown commands.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return len(msg) > 15 && msg[:15] == "unknown command"
+}
+
+// args wraps a cobra argument check so its failures are usage errors.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/gate"
+	"github.com/selmem/selmem/memstore/sqliteindex"
+)
+
+// logger returns the configured slog logger: stderr, or the log file.
+// Never stdout, which the stdio transport owns.
+func (a *app) logger() (*slog.Logger, io.Closer, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.cfg.Log.Level)); err != nil {
+		return nil, nil, err
+	}
+	var w io.Writer = a.stderr
+	var closer io.Closer = io.NopCloser(nil)
+	if a.cfg.Log.File != "" {
+		f, err := os.OpenFile(a.cfg.Log.File, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.file: %w", err)
+		}
+		w, closer = f, f
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+}
+
+// openedStore is a store with the resources it was opened with.
+type openedStore struct {
+	*memstore.Store
+	closers []func() error
+}
+
+// Close closes the store and then its index and log file.
+func (o *openedStore) Close(ctx context.Context) error {
+	errs := []error{o.Store.Close(ctx)}
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		errs = append(errs, o.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// openStore wires the configured embedder and index backend into a Store.
+func (a *app) openStore(ctx context.Context) (*openedStore, error) {
+	log, logCloser, err := a.logger()
+	if err != nil {
+		return nil, err
+	}
+	o := &openedStore{closers: []func() error{logCloser.Close}}
+	fail := func(err error) (*openedStore, error) {
+		for i := len(o.closers) - 1; i >= 0; i-- {
+			_ = o.closers[i]()
+		}
+		return nil, err
+	}
+	var emb memstore.Embedder
+	switch a.cfg.Embedder.Kind {
+	case "builtin":
+		emb = embedder.NewBuiltin()
+	case "openai":
+		e, err := embedder.NewOpenAI(embedder.OpenAIConfig{
+			BaseURL:   a.cfg.Embedder.BaseURL,
+			Model:     a.cfg.Embedder.Model,
+			Dim:       a.cfg.Embedder.Dim,
+			APIKey:    os.Getenv(a.cfg.Embedder.APIKeyEnv),
+			BatchSize: a.cfg.Embedder.BatchSize,
+			Timeout:   a.cfg.Embedder.Timeout,
+		})
+		if err != nil {
+			return fail(fmt.Errorf("embedder: %w", err))
+		}
+		emb = e
+	}
+	var idx memstore.Index
+	switch a.cfg.Index.Backend {
+	case "sqlite":
+		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log)
+		if err != nil {
+			return fail(err)
+		}
+		o.closers = append(o.closers, i.Close)
+		idx = i
+	case "postgres":
+		return fail(errors.New("index.backend postgres is not available in this build yet; use sqlite"))
+	}
+	lim := gate.DefaultLimits()
+	lim.MaxFileBytes = a.cfg.Limits.MaxFileBytes
+	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
+	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
+		Limits: lim, Index: idx, Embedder: emb, Logger: log, Author: a.cfg.Author,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	o.Store = s
+	return o, nil
+}
+
+// openSQLiteIndex opens the embedded index, replacing a corrupt one: the
+// index is derived from git, so the store rebuilds it.
+func openSQLiteIndex(path string, log *slog.Logger) (*sqliteindex.Index, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create index directory: %w", err)
+	}
+	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: log})
+	if errors.Is(err, sqliteindex.ErrCorrupt) {
+		log.Warn("index is corrupt; rebuilding it from git", "err", err)
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		idx, err = sqliteindex.Open(path, &sqliteindex.Options{Logger: log})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	return idx, nil
+}
+
+// withStore opens the store, runs fn and closes the store.
+func (a *app) withStore(ctx context.Context, fn func(*openedStore) error) error {
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(s)
+	return errors.Join(err, s.Close(ctx))
+}
+
+// cliWrite is the provenance of a write made from the command line by the
+// local user.
+func (a *app) cliWrite(tool string) *memstore.WriteOptions {
+	return &memstore.WriteOptions{Tool: "cli " + tool, Source: memstore.SourceUserConfirmed, Author: a.cfg.Author}
+}

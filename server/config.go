@@ -1,0 +1,197 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Config is selmem's effective configuration. cmd fills it from the config
+// file, SELMEM_* environment variables and flags; everything below cmd takes
+// plain values from it.
+type Config struct {
+	Home     string         `mapstructure:"home" yaml:"home"`     // $SELMEM_HOME; default $XDG_DATA_HOME/selmem
+	Author   string         `mapstructure:"author" yaml:"author"` // default commit author for local writes
+	Log      LogConfig      `mapstructure:"log" yaml:"log"`
+	Limits   LimitsConfig   `mapstructure:"limits" yaml:"limits"`
+	Index    IndexConfig    `mapstructure:"index" yaml:"index"`
+	Embedder EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
+	HTTP     HTTPConfig     `mapstructure:"http" yaml:"http"`
+}
+
+// HTTPConfig configures `selmem serve` over streamable HTTP.
+type HTTPConfig struct {
+	Addr            string        `mapstructure:"addr" yaml:"addr"`                         // listen address; "" serves stdio
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout"` // grace period for in-flight requests
+}
+
+// LogConfig configures the slog logger (always stderr or a file, never stdout).
+type LogConfig struct {
+	Level string `mapstructure:"level" yaml:"level"` // debug, info, warn, error
+	File  string `mapstructure:"file" yaml:"file"`   // "" for stderr
+}
+
+// LimitsConfig bounds what the write gate accepts.
+type LimitsConfig struct {
+	MaxFileBytes      int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
+	MaxWorkspaceBytes int64 `mapstructure:"max_workspace_bytes" yaml:"max_workspace_bytes"`
+}
+
+// IndexConfig selects and configures the search index backend.
+type IndexConfig struct {
+	Backend  string `mapstructure:"backend" yaml:"backend"`     // sqlite (default) or postgres
+	DSN      string `mapstructure:"dsn" yaml:"dsn"`             // postgres connection string
+	DSNEnv   string `mapstructure:"dsn_env" yaml:"dsn_env"`     // or the env var holding it
+	PoolSize int    `mapstructure:"pool_size" yaml:"pool_size"` // postgres pool size
+	EfSearch int    `mapstructure:"ef_search" yaml:"ef_search"` // pgvector hnsw.ef_search
+}
+
+// EmbedderConfig selects the embedder.
+type EmbedderConfig struct {
+	Kind      string        `mapstructure:"kind" yaml:"kind"`               // builtin (default) or openai
+	BaseURL   string        `mapstructure:"base_url" yaml:"base_url"`       // openai: e.g. http://localhost:11434
+	Model     string        `mapstructure:"model" yaml:"model"`             // openai: model name
+	Dim       int           `mapstructure:"dim" yaml:"dim"`                 // openai: vector length
+	APIKeyEnv string        `mapstructure:"api_key_env" yaml:"api_key_env"` // openai: env var holding the API key
+	BatchSize int           `mapstructure:"batch_size" yaml:"batch_size"`
+	Timeout   time.Duration `mapstructure:"timeout" yaml:"timeout"`
+}
+
+// DefaultConfig returns the configuration used when nothing is set: the
+// embedded SQLite index and the built-in embedder, no database to set up.
+func DefaultConfig() Config {
+	return Config{
+		Author:   "selmem",
+		Log:      LogConfig{Level: "info"},
+		Limits:   LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
+		Index:    IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100},
+		Embedder: EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
+		HTTP:     HTTPConfig{ShutdownTimeout: 10 * time.Second},
+	}
+}
+
+// Validate reports the first field that is wrong, by its config key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Home == "" {
+		bad("home", "must be set (SELMEM_HOME or --home)")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if c.Limits.MaxFileBytes <= 0 {
+		bad("limits.max_file_bytes", "must be > 0")
+	}
+	if c.Limits.MaxWorkspaceBytes < c.Limits.MaxFileBytes {
+		bad("limits.max_workspace_bytes", "must be >= limits.max_file_bytes")
+	}
+	switch c.Index.Backend {
+	case "sqlite":
+	case "postgres":
+		if c.Index.DSN == "" && c.Index.DSNEnv == "" {
+			bad("index.dsn", "postgres needs index.dsn or index.dsn_env")
+		}
+		if c.Index.PoolSize <= 0 {
+			bad("index.pool_size", "must be > 0")
+		}
+		if c.Index.EfSearch <= 0 {
+			bad("index.ef_search", "must be > 0")
+		}
+	default:
+		bad("index.backend", "%q is not one of sqlite, postgres", c.Index.Backend)
+	}
+	switch c.Embedder.Kind {
+	case "builtin":
+	case "openai":
+		if c.Embedder.BaseURL == "" {
+			bad("embedder.base_url", "must be set for the openai embedder")
+		}
+		if c.Embedder.Model == "" {
+			bad("embedder.model", "must be set for the openai embedder")
+		}
+		if c.Embedder.Dim <= 0 {
+			bad("embedder.dim", "must be > 0 for the openai embedder")
+		}
+	default:
+		bad("embedder.kind", "%q is not one of builtin, openai", c.Embedder.Kind)
+	}
+	if c.HTTP.ShutdownTimeout <= 0 {
+		bad("http.shutdown_timeout", "must be > 0")
+	}
+	return errors.Join(errs...)
+}
+
+// Redacted returns a copy safe to print: the password in a DSN is replaced.
+// API keys are never in the config, only the names of env vars holding them.
+func (c Config) Redacted() Config {
+	c.Index.DSN = RedactDSN(c.Index.DSN)
+	return c
+}
+
+// RedactDSN hides the password of a postgres URL or key=value DSN.
+func RedactDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		}
+		return u.String()
+	}
+	return redactKV(dsn)
+}
+
+// redactKV replaces password=... in a libpq key/value string.
+func redactKV(dsn string) string {
+	out := []byte{}
+	i := 0
+	for i < len(dsn) {
+		j := i
+		for j < len(dsn) && dsn[j] == ' ' {
+			j++
+		}
+		k := j
+		for k < len(dsn) && dsn[k] != '=' && dsn[k] != ' ' {
+			k++
+		}
+		key := dsn[j:k]
+		end := k
+		if k < len(dsn) && dsn[k] == '=' {
+			end = k + 1
+			if end < len(dsn) && dsn[end] == '\'' {
+				end++
+				for end < len(dsn) && dsn[end] != '\'' {
+					if dsn[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				end++
+			} else {
+				for end < len(dsn) && dsn[end] != ' ' {
+					end++
+				}
+			}
+		}
+		end = min(end, len(dsn))
+		if key == "password" {
+			out = append(out, dsn[i:k]...)
+			out = append(out, "=REDACTED"...)
+		} else {
+			out = append(out, dsn[i:end]...)
+		}
+		if end == i {
+			end++
+			out = append(out, dsn[i:end]...)
+		}
+		i = end
+	}
+	return string(out)
+}
