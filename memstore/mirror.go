@@ -2,10 +2,12 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -27,26 +29,38 @@ type mirror struct {
 	emb   Embedder
 	log   *slog.Logger
 
-	// indexed caches the commit the index is known to mirror; zero means
-	// "ask the index", which is what happens after any failure.
-	indexed plumbing.Hash
+	// indexed caches the commit the index is known to mirror; nil or zero
+	// means "ask the index", which is what happens after any failure. It is
+	// written under Store.mu and read without it by searches.
+	indexed atomic.Pointer[plumbing.Hash]
 }
+
+// at returns the commit the index is known to mirror (zero when unknown).
+func (m *mirror) at() plumbing.Hash {
+	if h := m.indexed.Load(); h != nil {
+		return *h
+	}
+	return plumbing.ZeroHash
+}
+
+// setAt records the commit the index mirrors; zero forgets it.
+func (m *mirror) setAt(h plumbing.Hash) { m.indexed.Store(&h) }
 
 // sync brings the index up to HEAD.
 func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 	defer func() {
 		if err != nil {
-			m.indexed = plumbing.ZeroHash
+			m.setAt(plumbing.ZeroHash)
 		}
 	}()
 	head, err := m.store.git.headCommit()
 	if err != nil {
 		return err
 	}
-	if m.indexed == head.Hash {
+	if m.at() == head.Hash {
 		return nil
 	}
-	from := m.indexed
+	from := m.at()
 	if from.IsZero() {
 		st, err := m.idx.State(ctx)
 		if err != nil {
@@ -58,7 +72,7 @@ func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 		from = plumbing.NewHash(st.Commit)
 	}
 	if from == head.Hash {
-		m.indexed = from
+		m.setAt(from)
 		return nil
 	}
 	old, err := object.GetCommit(m.store.git.repo.Storer, from)
@@ -72,7 +86,7 @@ func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
 		return err
 	}
-	m.indexed = head.Hash
+	m.setAt(head.Hash)
 	return nil
 }
 
@@ -80,12 +94,12 @@ func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 // when the index mirrors parent, else by a full sync from whatever commit the
 // index holds.
 func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []change) (err error) {
-	if m.indexed != parent {
+	if m.at() != parent {
 		return m.sync(ctx, nil)
 	}
 	defer func() {
 		if err != nil {
-			m.indexed = plumbing.ZeroHash
+			m.setAt(plumbing.ZeroHash)
 		}
 	}()
 	head, err := m.store.git.headCommit()
@@ -108,7 +122,7 @@ func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []cha
 	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
 		return err
 	}
-	m.indexed = head.Hash
+	m.setAt(head.Hash)
 	return nil
 }
 
@@ -173,7 +187,7 @@ func (m *mirror) rebuild(ctx context.Context, head *object.Commit, progress Prog
 	if err := m.idx.SetState(ctx, st); err != nil {
 		return err
 	}
-	m.indexed = head.Hash
+	m.setAt(head.Hash)
 	return nil
 }
 
@@ -257,9 +271,13 @@ func (m *mirror) blob(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// Reindex rebuilds the index from scratch from HEAD.
+// stale reports whether the mirror may lag behind HEAD (after a failure, or
+// before its first successful sync).
+func (m *mirror) stale() bool { return m.at().IsZero() }
+
+// Reindex rebuilds every index from scratch from HEAD.
 func (s *Store) Reindex(ctx context.Context, progress Progress) error {
-	if s.mirror == nil {
+	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
 	s.mu.Lock()
@@ -268,23 +286,30 @@ func (s *Store) Reindex(ctx context.Context, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	err = s.mirror.rebuild(ctx, head, progress)
-	if err != nil {
-		s.mirror.indexed = plumbing.ZeroHash
+	var errs []error
+	for _, m := range s.mirrors {
+		if err := m.rebuild(ctx, head, progress); err != nil {
+			m.setAt(plumbing.ZeroHash)
+			errs = append(errs, err)
+		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
-// Reconcile brings the index up to HEAD, picking up commits made outside
-// selmem (and repairing after a failed index update).
+// Reconcile brings every index up to HEAD, picking up commits made outside
+// selmem and repairing after failed index updates.
 func (s *Store) Reconcile(ctx context.Context) error {
-	if s.mirror == nil {
+	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mirror.indexed = plumbing.ZeroHash
-	return s.mirror.sync(ctx, nil)
+	var errs []error
+	for _, m := range s.mirrors {
+		m.setAt(plumbing.ZeroHash)
+		errs = append(errs, m.sync(ctx, nil))
+	}
+	return errors.Join(errs...)
 }
 
 var errNoIndex = &Error{Kind: ErrInvalid, Msg: "Error: search is not configured for this store.",

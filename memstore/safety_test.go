@@ -10,8 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
 // TestStore_RefusedWritesLeaveNoTrace checks that a refused write makes no
@@ -193,12 +196,12 @@ func (f *failingIndex) Replace(ctx context.Context, path string, chunks []memsto
 
 func searchPaths(t *testing.T, s *memstore.Store, q string) []string {
 	t.Helper()
-	hits, err := s.Search(context.Background(), memstore.SearchRequest{Query: q, Limit: 5})
+	res, err := s.Search(context.Background(), memstore.SearchRequest{Query: q, Limit: 5})
 	if err != nil {
 		t.Fatalf("Search(%q): %v", q, err)
 	}
 	var out []string
-	for _, h := range hits {
+	for _, h := range res.Hits {
 		out = append(out, h.Path)
 	}
 	return out
@@ -273,4 +276,94 @@ func TestStore_CrashBetweenCommitAndIndex(t *testing.T) {
 	if status := gitCmd(t, s, "status", "--porcelain"); status != "" {
 		t.Errorf("worktree differs from HEAD:\n%s", status)
 	}
+}
+
+// outageIndex is a real index that can be switched off, like a database
+// going away.
+type outageIndex struct {
+	memstore.Index
+	down bool
+}
+
+var errDown = errors.New("injected outage: connection refused")
+
+func (o *outageIndex) Replace(ctx context.Context, path string, chunks []memstore.Chunk) error {
+	if o.down {
+		return errDown
+	}
+	return o.Index.Replace(ctx, path, chunks)
+}
+
+func (o *outageIndex) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
+	if o.down {
+		return nil, errDown
+	}
+	return o.Index.Search(ctx, q)
+}
+
+func (o *outageIndex) State(ctx context.Context) (memstore.IndexState, error) {
+	if o.down {
+		return memstore.IndexState{}, errDown
+	}
+	return o.Index.State(ctx)
+}
+
+// TestStore_FallbackDuringOutage: while the primary index is down, writes
+// still commit, searches come from the fallback and say so, and the primary
+// catches up when it returns.
+func TestStore_FallbackDuringOutage(t *testing.T) {
+	home := t.TempDir()
+	primary, err := sqliteindex.Open(filepath.Join(home, "primary.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { primary.Close() })
+	fallback, err := sqliteindex.Open(filepath.Join(home, "fallback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fallback.Close() })
+	out := &outageIndex{Index: primary}
+	s, err := memstore.Open(context.Background(), home, &memstore.Options{
+		Index: out, Fallback: fallback, Embedder: embedder.NewBuiltin(), Now: func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := "/memories/workspaces/w/task.md"
+	mustCreate(t, s, p, "# Task\n\n- Refunds are approved by finance within 5 days.\n")
+
+	out.down = true
+	if _, err := s.StrReplace(ctx, p, "5 days", "3 days", nil); err != nil {
+		t.Fatalf("write during the outage: %v", err)
+	}
+	res, err := s.Search(ctx, memstore.SearchRequest{Query: "refunds approved 3 days"})
+	if err != nil {
+		t.Fatalf("search during the outage: %v", err)
+	}
+	if res.Degraded == "" || len(res.Hits) == 0 || !strings.Contains(res.Hits[0].Text, "3 days") {
+		t.Fatalf("during the outage: degraded %q, hits %+v; want fallback hits with the new text", res.Degraded, res.Hits)
+	}
+
+	out.down = false
+	res, err = s.Search(ctx, memstore.SearchRequest{Query: "refunds approved 3 days"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Degraded != "" || len(res.Hits) == 0 || !strings.Contains(res.Hits[0].Text, "3 days") {
+		t.Fatalf("after the outage: degraded %q, hits %+v; want primary hits with the new text", res.Degraded, res.Hits)
+	}
+	if st, _ := primary.State(ctx); st.Commit != mustHead(t, s) {
+		t.Errorf("primary at %s, HEAD at %s", st.Commit, mustHead(t, s))
+	}
+}
+
+func mustHead(t *testing.T, s *memstore.Store) string {
+	t.Helper()
+	h, err := s.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -22,34 +22,44 @@ type SearchRequest struct {
 	Limit          int      // 1..MaxSearchLimit; 0 means 10
 }
 
-// Search embeds the query and runs it against the index: full text and
-// vectors fused by reciprocal rank fusion. Hits carry virtual paths.
-func (s *Store) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
-	if s.mirror == nil {
-		return nil, errNoIndex
+// SearchResult is the outcome of a search.
+type SearchResult struct {
+	Hits []Hit
+	// Degraded is empty when the primary index answered; otherwise it says
+	// why the hits come from the local fallback index.
+	Degraded string
+}
+
+// Search embeds the query and runs it against the primary index: full text
+// and vectors fused by reciprocal rank fusion. When the primary index is
+// unreachable and a fallback is configured, the fallback answers and the
+// result says so. Hits carry virtual paths.
+func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
+	if len(s.mirrors) == 0 {
+		return SearchResult{}, errNoIndex
 	}
 	q := strings.TrimSpace(req.Query)
 	if q == "" {
-		return nil, &Error{Kind: ErrInvalid, Msg: "Error: query is empty.", Hint: "Give a few words describing what to find."}
+		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: "Error: query is empty.", Hint: "Give a few words describing what to find."}
 	}
 	if req.Limit == 0 {
 		req.Limit = 10
 	}
 	if req.Limit < 1 || req.Limit > MaxSearchLimit {
-		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: limit %d is out of range.", req.Limit),
+		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: limit %d is out of range.", req.Limit),
 			Hint: fmt.Sprintf("Use a limit between 1 and %d.", MaxSearchLimit)}
 	}
 	switch req.Scope {
 	case "", ScopeOrg, ScopeUser, ScopeWorkspace, ScopeOther:
 	default:
-		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
+		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
 			Hint: "Use one of org, user, workspace, other, or leave it out."}
 	}
 	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
 	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
+		return SearchResult{}, fmt.Errorf("embed query: %w", err)
 	}
-	return s.opts.Index.Search(ctx, Query{
+	query := Query{
 		Text:           q,
 		Vector:         vecs[0],
 		Workspace:      req.Workspace,
@@ -58,7 +68,39 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
 		IncludeInvalid: req.IncludeInvalid,
 		Now:            s.now(),
 		Limit:          req.Limit,
-	})
+	}
+	var res SearchResult
+	for i, m := range s.mirrors {
+		if err := s.catchUp(ctx, m); err != nil {
+			// A lagging index still answers; the next write or search
+			// retries the catch-up.
+			s.log.Warn("index catch-up failed", logKeyIndex, i, logKeyErr, err)
+		}
+		res.Hits, err = m.idx.Search(ctx, query)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil || i == len(s.mirrors)-1 {
+			break
+		}
+		s.log.Warn("primary index failed; searching the local fallback", logKeyErr, err)
+		res.Degraded = "The primary search index is unavailable; these results come from the local fallback index, which holds the same memory."
+	}
+	return SearchResult{}, fmt.Errorf("search: %w", err)
+}
+
+// catchUp reconciles a mirror that may lag behind HEAD before it answers,
+// so an index that comes back after an outage serves current memory.
+func (s *Store) catchUp(ctx context.Context, m *mirror) error {
+	if !m.stale() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !m.stale() {
+		return nil
+	}
+	return m.sync(ctx, nil)
 }
 
 // Snippet returns up to maxRunes of text around the first word of query

@@ -54,12 +54,12 @@ func TestStore_Search(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hits, err := s.Search(ctx, tt.req)
+			res, err := s.Search(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, h := range hits {
+			for _, h := range res.Hits {
 				got = append(got, h.Path)
 			}
 			if tt.first != "" && (len(got) == 0 || got[0] != tt.first) {
@@ -80,11 +80,11 @@ func TestStore_Search(t *testing.T) {
 
 	// Hits carry line ranges and provenance from the front matter.
 	mustCreate(t, s, "/memories/workspaces/fin/task.md", taskMD)
-	hits, err := s.Search(ctx, memstore.SearchRequest{Query: "amounts EUR two decimals", Workspace: "fin"})
-	if err != nil || len(hits) == 0 {
-		t.Fatalf("search: %v %v", hits, err)
+	res, err := s.Search(ctx, memstore.SearchRequest{Query: "amounts EUR two decimals", Workspace: "fin"})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("search: %v %v", res.Hits, err)
 	}
-	h := hits[0]
+	h := res.Hits[0]
 	if h.Heading != "Task › Currency" || h.StartLine != 12 || h.EndLine != 13 || h.Source != "user_confirmed" || h.Type != "task" {
 		t.Errorf("hit %+v: want heading 'Task › Currency', lines 12-13, source user_confirmed, type task", h.Chunk)
 	}

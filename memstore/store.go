@@ -37,6 +37,7 @@ const (
 	logKeyPath   = "path"
 	logKeyCommit = "commit"
 	logKeyErr    = "err"
+	logKeyIndex  = "index" // 0 for the primary index, 1 for the fallback
 )
 
 // journalName is the file, inside .git, that lists the paths of a commit whose
@@ -48,6 +49,7 @@ const journalName = "selmem-pending"
 type Options struct {
 	Limits   gate.Limits // zero value: gate.DefaultLimits()
 	Index    Index       // nil disables search
+	Fallback Index       // optional local mirror searched when Index fails (e.g. SQLite beside Postgres)
 	Embedder Embedder    // required when Index is set
 	Logger   *slog.Logger
 	Author   string           // default commit author; WriteOptions.Author overrides
@@ -80,8 +82,8 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu      sync.Mutex // serialises writes, workspace totals, staging and the mirror
-	mirror  *mirror
+	mu      sync.Mutex // serialises writes, workspace totals, staging and the mirrors
+	mirrors []*mirror  // the primary index first, then the fallback
 	staged  []change         // changes not yet in .git/index
 	flusher *time.Timer      // writes staged changes after a quiet period
 	wsBytes map[string]int64 // workspace name -> bytes of its files, filled lazily
@@ -116,6 +118,9 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if (s.opts.Index == nil) != (s.opts.Embedder == nil) {
 		return nil, errors.New("memstore: Index and Embedder must be set together")
 	}
+	if s.opts.Fallback != nil && s.opts.Index == nil {
+		return nil, errors.New("memstore: Fallback needs Index")
+	}
 	repo, err := openRepo(s.dir)
 	if err != nil {
 		return nil, err
@@ -130,12 +135,16 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if err := s.restage(); err != nil {
 		return nil, err
 	}
-	if s.opts.Index != nil {
-		s.mirror = &mirror{store: s, idx: s.opts.Index, emb: s.opts.Embedder, log: s.log}
-		if err := s.mirror.sync(ctx, nil); err != nil {
+	for _, idx := range []Index{s.opts.Index, s.opts.Fallback} {
+		if idx == nil {
+			continue
+		}
+		m := &mirror{store: s, idx: idx, emb: s.opts.Embedder, log: s.log}
+		s.mirrors = append(s.mirrors, m)
+		if err := m.sync(ctx, nil); err != nil {
 			// The index is derived; the memory stays usable and the next
-			// write or Reindex retries.
-			s.log.Warn("index reconcile failed", logKeyErr, err)
+			// write, search or Reindex retries.
+			s.log.Warn("index reconcile failed", logKeyIndex, len(s.mirrors)-1, logKeyErr, err)
 		}
 	}
 	return s, nil
@@ -374,9 +383,10 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 	}
 	s.stageLater(changes)
 	s.noteSizes(head.Hash, next, deltas, changes)
-	if s.mirror != nil {
-		if err := s.mirror.update(ctx, head.Hash, changes); err != nil {
-			s.log.Warn("index update failed; the next write or open reconciles it", logKeyCommit, next.String(), logKeyErr, err)
+	for i, m := range s.mirrors {
+		if err := m.update(ctx, head.Hash, changes); err != nil {
+			s.log.Warn("index update failed; the next write, search or open reconciles it",
+				logKeyIndex, i, logKeyCommit, next.String(), logKeyErr, err)
 		}
 	}
 	return next.String(), nil

@@ -20,17 +20,21 @@ func (a *app) searchCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			req.Query = argv[0]
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
-				hits, err := s.Search(cmd.Context(), req)
+				res, err := s.Search(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
-				rows := memstore.Results(hits, req.Query, time.Now())
+				rows := memstore.Results(res.Hits, req.Query, time.Now())
 				if asJSON {
 					enc := json.NewEncoder(a.stdout)
 					enc.SetIndent("", "  ")
 					return enc.Encode(struct {
-						Hits []memstore.Found `json:"hits"`
-					}{rows})
+						Hits     []memstore.Found `json:"hits"`
+						Degraded string           `json:"degraded,omitempty"`
+					}{rows, res.Degraded})
+				}
+				if res.Degraded != "" {
+					fmt.Fprintln(a.stderr, res.Degraded)
 				}
 				fmt.Fprint(a.stdout, memstore.FormatResults(rows))
 				return nil
