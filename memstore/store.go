@@ -82,8 +82,8 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu      sync.Mutex // serialises writes, workspace totals, staging and the mirrors
-	mirrors []*mirror  // the primary index first, then the fallback
+	mu      sync.Mutex       // serialises writes, workspace totals, staging and the mirrors
+	mirrors []*mirror        // the primary index first, then the fallback
 	staged  []change         // changes not yet in .git/index
 	flusher *time.Timer      // writes staged changes after a quiet period
 	wsBytes map[string]int64 // workspace name -> bytes of its files, filled lazily

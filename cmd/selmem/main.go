@@ -18,9 +18,9 @@ import (
 
 // Exit codes.
 const (
-	exitOK      = 0
-	exitFailed  = 1 // refused or failed; the reason is on stderr
-	exitUsage   = 2
+	exitOK     = 0
+	exitFailed = 1 // refused or failed; the reason is on stderr
+	exitUsage  = 2
 )
 
 func main() {
