@@ -1,0 +1,359 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// hookSubscriptions records resources/subscribe and resources/unsubscribe
+// per session through srv's hooks (installing a Hooks value when srv has
+// none), and forgets a session's subscriptions when it ends.
+func (r *Registry) hookSubscriptions() {
+	hooks := r.srv.GetHooks()
+	if hooks == nil {
+		hooks = &server.Hooks{}
+		server.WithHooks(hooks)(r.srv)
+	}
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		if s := server.ClientSessionFromContext(ctx); s != nil && strings.HasPrefix(req.Params.URI, WorkspacesURI) {
+			r.subscribe(s.SessionID(), req.Params.URI)
+		}
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		if s := server.ClientSessionFromContext(ctx); s != nil {
+			r.unsubscribe(s.SessionID(), req.Params.URI)
+		}
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		r.dropSession(s.SessionID())
+	})
+	// Protocol 2026-07-28 replaces resources/subscribe with a long-lived
+	// subscriptions/listen request; its stream's session is not registered
+	// with the server, so updates go straight to its notification channel.
+	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+		s := server.ClientSessionFromContext(ctx)
+		if s == nil || id == nil {
+			return
+		}
+		r.subsMu.Lock()
+		defer r.subsMu.Unlock()
+		for _, uri := range req.Params.Notifications.ResourceSubscriptions {
+			if strings.HasPrefix(uri, WorkspacesURI) {
+				r.listens = append(r.listens, listen{session: s, id: id, uri: uri})
+			}
+		}
+	})
+	hooks.AddAfterSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
+		r.endListen(server.ClientSessionFromContext(ctx), id)
+	})
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		if method == mcp.MethodSubscriptionsListen {
+			r.endListen(server.ClientSessionFromContext(ctx), id)
+		}
+	})
+}
+
+// listen is a resource subscription of an open subscriptions/listen stream.
+type listen struct {
+	session server.ClientSession
+	id      any // the request's JSON-RPC ID, which tags its notifications
+	uri     string
+}
+
+// endListen forgets the subscriptions of a closed subscriptions/listen stream.
+func (r *Registry) endListen(s server.ClientSession, id any) {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	r.listens = slices.DeleteFunc(r.listens, func(l listen) bool {
+		return l.session == s && fmt.Sprint(l.id) == fmt.Sprint(id)
+	})
+}
+
+// listeners returns the open listen streams subscribed to uri.
+func (r *Registry) listeners(uri string) []listen {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	var out []listen
+	for _, l := range r.listens {
+		if l.uri == uri {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (r *Registry) subscribe(session, uri string) {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	if r.subs[uri] == nil {
+		r.subs[uri] = map[string]struct{}{}
+	}
+	r.subs[uri][session] = struct{}{}
+}
+
+func (r *Registry) unsubscribe(session, uri string) {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	delete(r.subs[uri], session)
+	if len(r.subs[uri]) == 0 {
+		delete(r.subs, uri)
+	}
+}
+
+func (r *Registry) dropSession(session string) {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	for uri, ss := range r.subs {
+		delete(ss, session)
+		if len(ss) == 0 {
+			delete(r.subs, uri)
+		}
+	}
+}
+
+// subscribers returns the sessions subscribed to uri, sorted.
+func (r *Registry) subscribers(uri string) []string {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	return slices.Sorted(maps.Keys(r.subs[uri]))
+}
+
+// change is what one written path affects.
+type change struct {
+	all       bool     // every workspace: rescan all, everything updated
+	workspace string   // the workspace to rescan; "" when none
+	whole     bool     // the workspace directory itself: all its resources updated
+	uris      []string // resources updated
+}
+
+// classify maps a written virtual path to the resources it affects. Paths
+// outside the workspaces' resource files (notes, artifacts, org, users)
+// affect nothing.
+func classify(p string) change {
+	p = path.Clean("/" + strings.TrimPrefix(p, "/"))
+	if p == memstore.Root || p == workspacesDir {
+		return change{all: true}
+	}
+	rest, ok := strings.CutPrefix(p, workspacesDir+"/")
+	if !ok {
+		return change{}
+	}
+	parts := strings.Split(rest, "/")
+	ws := parts[0]
+	ctxURI := ResourceURI(ws, KindContext)
+	if len(parts) == 1 {
+		return change{workspace: ws, whole: true, uris: []string{WorkspacesURI}}
+	}
+	switch parts[1] {
+	case fileWorkspace, "workspace.yml":
+		return change{workspace: ws, uris: []string{WorkspacesURI, ctxURI}}
+	case fileTask:
+		return change{workspace: ws, uris: []string{ResourceURI(ws, KindTask), ctxURI}}
+	case fileOutput:
+		return change{workspace: ws, uris: []string{ResourceURI(ws, KindOutput), ctxURI}}
+	case dirTools:
+		return change{workspace: ws, uris: []string{ResourceURI(ws, KindTools), ctxURI}}
+	case dirSchemas:
+		c := change{workspace: ws, uris: []string{ResourceURI(ws, KindSchemas), ctxURI}}
+		if len(parts) == 2 {
+			c.whole = true // the schemas directory: every profile (approximated by the whole workspace)
+		} else if len(parts) == 3 && path.Ext(parts[2]) == ".md" {
+			c.uris = append(c.uris, SchemaURI(ws, strings.TrimSuffix(parts[2], ".md")))
+		}
+		return c
+	}
+	return change{}
+}
+
+// Changed tells clients that the memory paths (virtual /memories/... paths)
+// were written. It sends notifications/resources/updated to the sessions
+// subscribed to an affected resource URI, and keeps resources/list in step
+// with the store: when a listed resource appears, disappears or changes its
+// description (a workspace created or deleted, a schema profile or tool
+// added), mcp-go sends notifications/resources/list_changed. Paths outside
+// the workspaces' resource files (notes, artifacts, org, users) change
+// nothing. Changed reads the store; call it after the write returned.
+func (r *Registry) Changed(paths []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	updated := map[string]bool{}
+	rescan := map[string]bool{} // workspace -> every resource of it updated
+	all := false
+	for _, p := range paths {
+		c := classify(p)
+		all = all || c.all
+		if c.workspace != "" {
+			rescan[c.workspace] = rescan[c.workspace] || c.whole
+		}
+		for _, u := range c.uris {
+			updated[u] = true
+		}
+	}
+	if all {
+		names, err := listWorkspaces(r.store)
+		if err != nil {
+			r.log.Error("list workspaces", logKeyErr, err)
+		}
+		for _, n := range names {
+			rescan[n] = true
+		}
+		for n := range r.listed {
+			rescan[n] = true
+		}
+		updated[WorkspacesURI] = true
+	}
+
+	var removed []string
+	var added []server.ServerResource
+	for _, ws := range slices.Sorted(maps.Keys(rescan)) {
+		old := r.listed[ws]
+		var now map[string]mcp.Resource
+		files, err := scanWorkspace(r.store, ws)
+		switch {
+		case err == nil:
+			ws, lerr := loadFiles(r.store, files, r.now())
+			if lerr != nil {
+				r.log.Error("load workspace", logKeyWorkspace, files.name, logKeyErr, lerr)
+				continue
+			}
+			now = r.listing(ws)
+		case errors.Is(err, memstore.ErrNotFound), errors.Is(err, memstore.ErrRejected):
+			// gone, or never a workspace
+		default:
+			r.log.Error("scan workspace", logKeyWorkspace, ws, logKeyErr, err)
+			continue
+		}
+		if (old == nil) != (now == nil) {
+			updated[WorkspacesURI] = true
+		}
+		for uri := range old {
+			if _, ok := now[uri]; !ok {
+				removed = append(removed, uri)
+			}
+			if rescan[ws] {
+				updated[uri] = true
+			}
+		}
+		for uri, res := range now {
+			if prev, ok := old[uri]; !ok || !reflect.DeepEqual(prev, res) {
+				added = append(added, server.ServerResource{Resource: res, Handler: r.handleRead})
+			}
+			if rescan[ws] {
+				updated[uri] = true
+			}
+		}
+		if now == nil {
+			delete(r.listed, ws)
+		} else {
+			r.listed[ws] = now
+		}
+	}
+	// mcp-go sends resources/list_changed for each call that changes the list.
+	if len(removed) > 0 {
+		r.srv.DeleteResources(removed...)
+	}
+	if len(added) > 0 {
+		r.srv.AddResources(added...)
+	}
+	r.notify(slices.Sorted(maps.Keys(updated)))
+}
+
+// notify sends notifications/resources/updated for each URI to the sessions
+// subscribed to it, forgetting sessions that are gone.
+func (r *Registry) notify(uris []string) {
+	for _, uri := range uris {
+		for _, s := range r.subscribers(uri) {
+			err := r.srv.SendNotificationToSpecificClient(s, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+			switch {
+			case errors.Is(err, server.ErrSessionNotFound):
+				r.dropSession(s)
+			case err != nil:
+				r.log.Warn("send resources/updated", logKeyURI, uri, logKeySession, s, logKeyErr, err)
+			}
+		}
+		for _, l := range r.listeners(uri) {
+			n := mcp.JSONRPCNotification{
+				JSONRPC: mcp.JSONRPC_VERSION,
+				Notification: mcp.Notification{
+					Method: mcp.MethodNotificationResourceUpdated,
+					Params: mcp.NotificationParams{
+						Meta:             map[string]any{mcp.MetaKeySubscriptionID: l.id},
+						AdditionalFields: map[string]any{"uri": uri},
+					},
+				},
+			}
+			select {
+			case l.session.NotificationChannel() <- n:
+			default:
+				r.log.Warn("send resources/updated: notification queue full", logKeyURI, uri, logKeySession, l.session.SessionID())
+			}
+		}
+	}
+}
+
+// listing returns the resources a workspace lists, by URI: its context, and
+// the task, output, tools, schemas and each schema that are in force (as of
+// the last Changed: an item that expires later stays listed and reads as not
+// found).
+func (r *Registry) listing(w Workspace) map[string]mcp.Resource {
+	ws := w.Name
+	title := w.Title
+	if title == "" {
+		title = ws
+	}
+	out := map[string]mcp.Resource{}
+	add := func(uri, name, title, desc, mime string) {
+		out[uri] = mcp.NewResource(uri, name, mcp.WithResourceTitle(title),
+			mcp.WithResourceDescription(desc), mcp.WithMIMEType(mime))
+	}
+	ctxDesc := fmt.Sprintf("Session context of workspace %s: task specifications, output constraints, tool configurations and data schemas in one prompt of at most %d tokens.", ws, r.budget)
+	if s := summary(workspaceMeta{w.Title, w.Description}); s != "" {
+		ctxDesc = s + ". " + ctxDesc
+	}
+	add(ResourceURI(ws, KindContext), ws+"/context", title+": session context", ctxDesc, mimeMarkdown)
+	if w.Task != nil {
+		add(ResourceURI(ws, KindTask), ws+"/task", title+": task specifications",
+			"Task specifications of workspace "+ws+": domain rules, format preferences, quality rules.", mimeMarkdown)
+	}
+	if w.Output != nil {
+		add(ResourceURI(ws, KindOutput), ws+"/output", title+": output constraints",
+			"Output constraints of workspace "+ws+": contracts between artifact and runtime.", mimeMarkdown)
+	}
+	if len(w.Tools) > 0 {
+		add(ResourceURI(ws, KindTools), ws+"/tools", title+": tool configurations",
+			fmt.Sprintf("Tool configurations of workspace %s: %s.", ws, strings.Join(names(w.Tools), ", ")), mimeYAML)
+	}
+	if len(w.Schemas) > 0 {
+		add(ResourceURI(ws, KindSchemas), ws+"/schemas", title+": data schemas",
+			fmt.Sprintf("Data schema profiles of workspace %s: %s.", ws, strings.Join(names(w.Schemas), ", ")), mimeMarkdown)
+	}
+	for _, s := range w.Schemas {
+		desc := fmt.Sprintf("Statistical profile of data source %s in workspace %s.", s.Name, ws)
+		if s.Name == RelationshipsSource {
+			desc = fmt.Sprintf("Relationships (join keys) between the data sources of workspace %s.", ws)
+		}
+		add(s.URI, ws+"/schemas/"+s.Name, title+": schema "+s.Name, desc, mimeMarkdown)
+	}
+	return out
+}
+
+// names returns the names of items.
+func names(items []Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Name
+	}
+	return out
+}
