@@ -1,0 +1,374 @@
+// Command indexbench measures selmem's index backends on one synthetic
+// corpus: ingest throughput, then search latency (p50, p99) and recall@10
+// of full-text-only, vector-only and hybrid queries against exact ground
+// truth.
+//
+//	go run ./bench/indexbench -chunks 100000 -backend sqlite,postgres [-dsn ...]
+//
+// The corpus is deterministic for a -seed: markdown chunks of 50-70 words
+// drawn with a Zipf distribution from a 4,000-word vocabulary whose most
+// frequent words are English stop words, files of 5 chunks over 10
+// workspaces, embedded with the built-in embedder (384 dimensions). Queries
+// are 2-4 content words from the same distribution; one in ten has a typo,
+// one in four is restricted to a workspace.
+//
+// Ground truth, per query:
+//   - vector: the exact cosine top 10 among the chunks passing the filter,
+//     computed in Go;
+//   - full text: the backend's own ranking function evaluated over every
+//     matching chunk. For SQLite that is what FTS5 does (bm25 over all
+//     matches), so its full-text recall is 1 by construction; for Postgres
+//     it is ts_rank_cd (plus 1 for chunks matching all words) over every
+//     chunk matching any word, the unbounded query pgindex ran before it
+//     bounded its candidate set;
+//   - hybrid: reciprocal rank fusion (memstore.RRFK) of the exact full-text
+//     and exact vector rankings, each 50 deep (the default candidate
+//     depth), top 10.
+//
+// recall@10 is |returned top 10 ∩ exact top 10| / |exact top 10|, averaged
+// over the queries (a query with no exact hits counts as 1).
+//
+// Without -dsn, Postgres runs in a throwaway cluster (internal/pgtest)
+// removed on exit. Logs go to stderr; the report to stdout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+)
+
+// config holds the flags.
+type config struct {
+	chunks     int
+	backends   []string
+	dsn        string
+	queries    int
+	truth      int
+	seed       uint64
+	batch      int
+	incFiles   int
+	efSearch   int
+	textPool   int
+	hnswM      int
+	hnswEfC    int
+	maintMem   string
+	sharedBufs string
+	explain    bool
+	variants   []string
+	dir        string
+	verbose    bool
+}
+
+func main() {
+	var cfg config
+	var backends string
+	flag.IntVar(&cfg.chunks, "chunks", 100_000, "number of chunks in the corpus")
+	flag.StringVar(&backends, "backend", "sqlite,postgres", "comma-separated backends: sqlite, postgres")
+	flag.StringVar(&cfg.dsn, "dsn", "", "Postgres connection string (database with pgvector); empty starts a throwaway cluster")
+	flag.IntVar(&cfg.queries, "queries", 200, "number of queries")
+	flag.IntVar(&cfg.truth, "truth", 0, "compute full-text ground truth for the first N queries only (0: all); recall is averaged over those")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "corpus and query seed")
+	flag.IntVar(&cfg.batch, "batch", 2000, "chunks per ReplaceMany call when bulk loading Postgres")
+	flag.IntVar(&cfg.incFiles, "inc-files", 200, "files re-written one Replace at a time, indexes live, to measure incremental ingest")
+	flag.IntVar(&cfg.efSearch, "ef-search", 0, "pgindex Options.EfSearch (0: default)")
+	flag.IntVar(&cfg.textPool, "text-pool", 0, "pgindex Options.TextPool (0: default)")
+	flag.IntVar(&cfg.hnswM, "hnsw-m", 0, "pgindex Options.HNSWM (0: default)")
+	flag.IntVar(&cfg.hnswEfC, "hnsw-ef-construction", 0, "pgindex Options.HNSWEfConstruction (0: default)")
+	flag.StringVar(&cfg.maintMem, "maintenance-mem", "2GB", "maintenance_work_mem for the Postgres index build")
+	flag.StringVar(&cfg.sharedBufs, "shared-buffers", "2GB", "shared_buffers of the throwaway cluster")
+	flag.BoolVar(&cfg.explain, "explain", true, "print EXPLAIN (ANALYZE, BUFFERS) of one hybrid query (Postgres)")
+	flag.StringVar(&cfg.dir, "dir", "", "directory for the SQLite file (default: a temporary directory, removed)")
+	flag.BoolVar(&cfg.verbose, "v", false, "log progress to stderr")
+	var variants string
+	flag.StringVar(&variants, "pg-variants", "", "extra Postgres search settings to measure on the same data, e.g. ef=40,ef=400,pool=4000")
+	flag.Parse()
+	cfg.backends = strings.Split(backends, ",")
+	if variants != "" {
+		cfg.variants = strings.Split(variants, ",")
+	}
+	if cfg.truth <= 0 || cfg.truth > cfg.queries {
+		cfg.truth = cfg.queries
+	}
+	level := slog.LevelWarn
+	if cfg.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	progress = log
+	if err := run(context.Background(), cfg, os.Stdout, log); err != nil {
+		fmt.Fprintln(os.Stderr, "indexbench:", err)
+		os.Exit(1)
+	}
+}
+
+// backend is one index under test.
+type backend struct {
+	name string
+	ix   memstore.Index
+	// load ingests the corpus into the empty index and reports how.
+	load func(ctx context.Context, cs []memstore.Chunk) (ingest, error)
+	// exactText returns the exact full-text ranking of q, depth deep.
+	exactText func(ctx context.Context, q memstore.Query, depth int) ([]key, error)
+	// explain returns the plan of a hybrid search, or nil.
+	explain func(ctx context.Context, q memstore.Query) (string, error)
+	close   func() error
+	// variant returns the index with other search settings ("ef=N",
+	// "pool=N"), or nil.
+	variant func(spec string) (memstore.Index, error)
+}
+
+// ingest reports a load.
+type ingest struct {
+	lines []string // "what: figure" lines
+}
+
+func (in *ingest) add(format string, args ...any) {
+	in.lines = append(in.lines, fmt.Sprintf(format, args...))
+	progress.Info(in.lines[len(in.lines)-1])
+}
+
+// progress logs progress to stderr (with -v).
+var progress = slog.New(slog.DiscardHandler)
+
+// mode is one kind of query.
+type mode struct {
+	name string
+	q    func(q memstore.Query) memstore.Query
+}
+
+var modes = []mode{
+	{"full-text", func(q memstore.Query) memstore.Query { q.Vector = nil; return q }},
+	{"vector", func(q memstore.Query) memstore.Query { q.Text = ""; return q }},
+	{"hybrid", func(q memstore.Query) memstore.Query { return q }},
+}
+
+// result is one backend's figures for one mode.
+type result struct {
+	p50, p99 time.Duration
+	recall   float64
+}
+
+func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error {
+	emb := embedder.NewBuiltin()
+	v := newVocab(cfg.seed)
+	start := time.Now()
+	cs := corpus(v, cfg.seed, cfg.chunks, emb)
+	qs := v.queries(cfg.seed, cfg.queries, emb)
+	warm := v.queries(cfg.seed+1, 50, emb)
+	fmt.Fprintf(out, "corpus: %d chunks (%d files, %d workspaces), %d-word vocabulary, %d queries; generated and embedded in %v\n",
+		len(cs), (len(cs)+chunksPerFile-1)/chunksPerFile, workspaces, vocabSize, len(qs), time.Since(start).Round(time.Millisecond))
+
+	const depth = 50 // candidates per ranking, the backends' default for Limit 10
+	start = time.Now()
+	vecTruth := exactVector(cs, qs, depth)
+	fmt.Fprintf(out, "exact vector ground truth in %v\n", time.Since(start).Round(time.Millisecond))
+
+	results := map[string]map[string]result{}
+	var names []string
+	for _, name := range cfg.backends {
+		name = strings.TrimSpace(name)
+		var b *backend
+		var err error
+		switch name {
+		case "sqlite":
+			b, err = openSQLite(cfg, log)
+		case "postgres":
+			b, err = openPostgres(ctx, cfg, log)
+		default:
+			return fmt.Errorf("unknown backend %q (want sqlite or postgres)", name)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		res, err := measure(ctx, cfg, out, log, b, cs, qs, warm, vecTruth, depth)
+		if cerr := b.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results[name] = res
+		names = append(names, name)
+	}
+
+	fmt.Fprintf(out, "\n%d chunks, %d queries (recall over the first %d), limit 10, candidates %d; medians of single-client latencies\n",
+		len(cs), len(qs), cfg.truth, depth)
+	fmt.Fprintf(out, "%-10s %-10s %9s %9s %10s\n", "backend", "mode", "p50 ms", "p99 ms", "recall@10")
+	for _, name := range names {
+		for _, m := range modes {
+			r := results[name][m.name]
+			fmt.Fprintf(out, "%-10s %-10s %9.2f %9.2f %10.3f\n", name, m.name, ms(r.p50), ms(r.p99), r.recall)
+		}
+		for _, spec := range cfg.variants {
+			for _, m := range modes {
+				if r, ok := results[name][spec+" "+m.name]; ok {
+					fmt.Fprintf(out, "%-10s %-10s %9.2f %9.2f %10.3f  (%s)\n", name, m.name, ms(r.p50), ms(r.p99), r.recall, spec)
+				}
+			}
+		}
+		if r, ok := results[name]["exact full-text"]; ok {
+			fmt.Fprintf(out, "%-10s %-10s %9.2f %9.2f %10s\n", name, "exact-ft*", ms(r.p50), ms(r.p99), "1 (def)")
+		}
+	}
+	if _, ok := results["postgres"]; ok {
+		fmt.Fprintln(out, "* exact-ft: the unbounded full-text ranking used as ground truth (pgindex's query before bounding)")
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// measure loads cs into b and runs qs in every mode.
+func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b *backend,
+	cs []memstore.Chunk, qs, warm []memstore.Query, vecTruth [][]key, depth int) (map[string]result, error) {
+	fmt.Fprintf(out, "\n== %s\n", b.name)
+	in, err := b.load(ctx, cs)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	for _, l := range in.lines {
+		fmt.Fprintln(out, "ingest:", l)
+	}
+
+	// Full-text ground truth, timed: for Postgres this is the unbounded
+	// query, the baseline the bounded one is compared with.
+	start := time.Now()
+	textTruth := make([][]key, cfg.truth)
+	var exactLat []time.Duration
+	for i := range cfg.truth {
+		q := qs[i]
+		t0 := time.Now()
+		textTruth[i], err = b.exactText(ctx, q, depth)
+		exactLat = append(exactLat, time.Since(t0))
+		if err != nil {
+			return nil, fmt.Errorf("exact full text %q: %w", q.Text, err)
+		}
+	}
+	log.Info("full-text ground truth", "backend", b.name, "took", time.Since(start))
+
+	// Warm up with other queries: caches, pooled connections, prepared
+	// statements.
+	for _, m := range modes {
+		for _, q := range warm {
+			if _, err := b.ix.Search(ctx, m.q(q)); err != nil {
+				return nil, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+	}
+
+	res := map[string]result{}
+	for _, m := range modes {
+		r, err := runMode(ctx, cfg, b.ix, m, qs, textTruth, vecTruth)
+		if err != nil {
+			return nil, err
+		}
+		res[m.name] = r
+	}
+	if b.exactText != nil && b.name == "postgres" {
+		res["exact full-text"] = result{p50: pct(exactLat, 50), p99: pct(exactLat, 99), recall: 1}
+	}
+
+	for _, spec := range cfg.variants {
+		if b.variant == nil {
+			break
+		}
+		vix, err := b.variant(spec)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", spec, err)
+		}
+		for _, m := range modes {
+			r, err := runMode(ctx, cfg, vix, m, qs, textTruth, vecTruth)
+			if err != nil {
+				return nil, err
+			}
+			res[spec+" "+m.name] = r
+		}
+	}
+
+	if cfg.explain && b.explain != nil {
+		// The first unfiltered query whose words all occur: both
+		// rankings have work to do.
+		q := qs[0]
+		plan, err := b.explain(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("explain: %w", err)
+		}
+		plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
+		fmt.Fprintf(out, "\nEXPLAIN (ANALYZE, BUFFERS) of the hybrid search for %q (vector literals elided):\n%s\n", q.Text, plan)
+	}
+	return res, nil
+}
+
+// vectorLiteral matches a vector constant in a plan.
+var vectorLiteral = regexp.MustCompile(`'\[[-0-9.,e]*\]'::vector`)
+
+// runMode runs qs in mode m against ix and scores them.
+func runMode(ctx context.Context, cfg config, ix memstore.Index, m mode, qs []memstore.Query,
+	textTruth, vecTruth [][]key) (result, error) {
+	var lat []time.Duration
+	var sum float64
+	for i, q := range qs {
+		q = m.q(q)
+		t0 := time.Now()
+		hits, err := ix.Search(ctx, q)
+		lat = append(lat, time.Since(t0))
+		if err != nil {
+			return result{}, fmt.Errorf("%s search %q: %w", m.name, q.Text, err)
+		}
+		if i >= cfg.truth {
+			continue
+		}
+		var want []key
+		switch m.name {
+		case "full-text":
+			want = textTruth[i]
+		case "vector":
+			want = vecTruth[i]
+		case "hybrid":
+			want = rrf(textTruth[i], vecTruth[i], 10)
+		}
+		sum += recall(hitKeys(hits), want, 10)
+	}
+	return result{p50: pct(lat, 50), p99: pct(lat, 99), recall: sum / float64(cfg.truth)}, nil
+}
+
+// pct returns the p-th percentile of lat (nearest rank).
+func pct(lat []time.Duration, p int) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[min(max(i-1, 0), len(s)-1)]
+}
+
+// files groups cs (ordered by file) into per-path slices, in order.
+func files(cs []memstore.Chunk) [][]memstore.Chunk {
+	var out [][]memstore.Chunk
+	for i := 0; i < len(cs); {
+		j := i
+		for j < len(cs) && cs[j].Path == cs[i].Path {
+			j++
+		}
+		out = append(out, cs[i:j])
+		i = j
+	}
+	return out
+}
+
+// rate formats n items over d as items per second.
+func rate(n int, d time.Duration) string {
+	return fmt.Sprintf("%.0f chunks/s (%d in %v)", float64(n)/d.Seconds(), n, d.Round(time.Millisecond))
+}

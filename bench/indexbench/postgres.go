@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/selmem/selmem/internal/pgtest"
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/pgindex"
+)
+
+// openPostgres connects to cfg.dsn, or starts a throwaway cluster, and
+// returns a pgindex backend over a fresh schema.
+func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, error) {
+	dsn := cfg.dsn
+	var cluster *pgtest.Cluster
+	if dsn == "" {
+		var err error
+		cluster, err = pgtest.Launch(&pgtest.LaunchOptions{Logger: log, Settings: []string{
+			"shared_buffers = " + cfg.sharedBufs,
+			"effective_cache_size = 8GB",
+			"max_parallel_maintenance_workers = 2",
+		}})
+		if err != nil {
+			return nil, err
+		}
+		if dsn, err = cluster.CreateDatabase(ctx, "indexbench"); err != nil {
+			cluster.Close()
+			return nil, err
+		}
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse -dsn: %w", err)
+	}
+	pcfg.MaxConns = 4
+	pcfg.AfterConnect = pgindex.AfterConnect
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	emb := embedder.NewBuiltin()
+	opts := pgindex.Options{Dim: emb.Dim(), Logger: log, EfSearch: cfg.efSearch, TextPool: cfg.textPool,
+		HNSWM: cfg.hnswM, HNSWEfConstruction: cfg.hnswEfC, QueryTimeout: 60 * time.Second}
+	ix, err := pgindex.New(pool, &opts)
+	if err != nil {
+		pool.Close()
+		if cluster != nil {
+			cluster.Close()
+		}
+		return nil, err
+	}
+	b := &backend{name: "postgres", ix: ix}
+	b.close = func() error {
+		ix.Close()
+		pool.Close()
+		if cluster != nil {
+			return cluster.Close()
+		}
+		return nil
+	}
+	b.load = func(ctx context.Context, cs []memstore.Chunk) (ingest, error) {
+		var in ingest
+		// Reset recreates the embedding column and its HNSW index with the
+		// configured parameters.
+		if err := ix.Reset(ctx, memstore.IndexState{Embedder: emb.ID(), Dim: emb.Dim() + 1}); err != nil {
+			return in, err
+		}
+		if err := ix.Reset(ctx, memstore.IndexState{Embedder: emb.ID(), Dim: emb.Dim()}); err != nil {
+			return in, err
+		}
+		start := time.Now()
+		if err := ix.DropSearchIndexes(ctx); err != nil {
+			return in, err
+		}
+		fs := files(cs)
+		batch := map[string][]memstore.Chunk{}
+		n := 0
+		flush := func() error {
+			err := ix.ReplaceMany(ctx, batch)
+			clear(batch)
+			n = 0
+			return err
+		}
+		for _, f := range fs {
+			batch[f[0].Path] = f
+			if n += len(f); n >= cfg.batch {
+				if err := flush(); err != nil {
+					return in, err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return in, err
+		}
+		loaded := time.Since(start)
+		in.add("ReplaceMany (COPY, %d-chunk batches, no search indexes): %s", cfg.batch, rate(len(cs), loaded))
+		t0 := time.Now()
+		if err := ix.BuildSearchIndexes(ctx, cfg.maintMem); err != nil {
+			return in, err
+		}
+		in.add("BuildSearchIndexes (GIN + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))
+		in.add("bulk total, load + index build: %s", rate(len(cs), time.Since(start)))
+
+		nInc, d, err := incremental(ctx, ix, fs, cfg.incFiles)
+		if err != nil {
+			return in, err
+		}
+		in.add("incremental Replace per file, indexes live: %s", rate(nInc, d))
+		// The same files again, in one ReplaceMany with indexes live.
+		for _, f := range fs[:min(cfg.incFiles, len(fs))] {
+			batch[f[0].Path] = f
+		}
+		t0 = time.Now()
+		if err := ix.ReplaceMany(ctx, batch); err != nil {
+			return in, err
+		}
+		in.add("incremental ReplaceMany, indexes live: %s", rate(nInc, time.Since(t0)))
+		clear(batch)
+		// Vacuum away the rewritten rows, as autovacuum would.
+		if _, err := pool.Exec(ctx, "VACUUM ANALYZE selmem_chunks"); err != nil {
+			return in, err
+		}
+		var heap, toast, gin, hnsw string
+		if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_relation_size('selmem_chunks')),
+			pg_size_pretty(pg_total_relation_size(reltoastrelid)),
+			pg_size_pretty(pg_relation_size('selmem_chunks_tsv_idx')),
+			pg_size_pretty(pg_relation_size('selmem_chunks_embedding_idx'))
+			FROM pg_class WHERE oid = 'selmem_chunks'::regclass`).Scan(&heap, &toast, &gin, &hnsw); err != nil {
+			return in, err
+		}
+		in.add("sizes: heap %s, toast %s, GIN %s, HNSW %s", heap, toast, gin, hnsw)
+		return in, nil
+	}
+	b.exactText = func(ctx context.Context, q memstore.Query, depth int) ([]key, error) {
+		rows, err := pool.Query(ctx, exactTextSQL, q.Text, q.Workspace, depth)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (key, error) {
+			var k key
+			err := row.Scan(&k.path, &k.seq)
+			return k, err
+		})
+	}
+	b.explain = ix.ExplainSearch
+	b.variant = func(spec string) (memstore.Index, error) {
+		k, v, _ := strings.Cut(spec, "=")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("variant %q: want ef=N or pool=N", spec)
+		}
+		o := opts
+		switch k {
+		case "ef":
+			o.EfSearch = n
+		case "pool":
+			o.TextPool = n
+		default:
+			return nil, fmt.Errorf("variant %q: want ef=N or pool=N", spec)
+		}
+		return pgindex.New(pool, &o)
+	}
+	return b, nil
+}
+
+// exactTextSQL is pgindex's full-text ranking evaluated over every chunk
+// matching any word of the query: the query pgindex ran before bounding
+// its candidate set, and the ground truth of the bounded one.
+const exactTextSQL = `
+SELECT c.path, c.seq FROM selmem_chunks c
+WHERE c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery
+	AND ($2 = '' OR c.workspace = $2)
+ORDER BY ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32)
+	+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END DESC, c.path, c.seq
+LIMIT $3`

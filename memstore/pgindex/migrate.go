@@ -1,0 +1,159 @@
+package pgindex
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/*.up.sql
+var migrationFS embed.FS
+
+// schemaLockKey is the advisory lock serialising migrations and embedding
+// column changes across servers sharing a database.
+const schemaLockKey int64 = 0x73656c6d656d0001 // "selmem" 0001
+
+// migration is one embedded migrations/NNN_name.up.sql file.
+type migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	files, err := fs.Glob(migrationFS, "migrations/*.up.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, f := range files {
+		base := strings.TrimSuffix(path.Base(f), ".up.sql")
+		num, name, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must be NNN_name.up.sql", f)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", prev, f, v)
+		}
+		seen[v] = f
+		b, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{Version: v, Name: name, SQL: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms, nil
+}
+
+// Migrate applies pending migrations in order, each recorded in
+// selmem_schema_migrations, and creates the embedding column with
+// Options.Dim when it does not exist, all in one transaction under an
+// advisory lock, so servers starting at once are safe. New calls it; it is
+// idempotent.
+func (ix *Index) Migrate(ctx context.Context) error {
+	const op = "Migrate"
+	ms, err := migrations()
+	if err != nil {
+		return &Error{Op: op, Msg: err.Error(), Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 12*ix.opts.QueryTimeout)
+	defer cancel()
+	err = pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS selmem_schema_migrations (
+			version    integer PRIMARY KEY,
+			name       text NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT version FROM selmem_schema_migrations`)
+		if err != nil {
+			return err
+		}
+		applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			return err
+		}
+		done := map[int]bool{}
+		for _, v := range applied {
+			done[v] = true
+		}
+		for _, m := range ms {
+			if done[m.Version] {
+				continue
+			}
+			// Without arguments pgx uses the simple protocol, which runs
+			// every statement of the file.
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %03d_%s: %w", m.Version, m.Name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO selmem_schema_migrations (version, name) VALUES ($1, $2)`,
+				m.Version, m.Name); err != nil {
+				return err
+			}
+			ix.log.Info("pgindex: applied migration", logKeyVersion, m.Version, logKeyName, m.Name)
+		}
+		cur, err := columnDim(ctx, tx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur == 0:
+			return ix.createEmbedding(ctx, tx, ix.opts.Dim, false)
+		case cur != ix.opts.Dim:
+			ix.log.Warn("pgindex: embedding column dimension differs from Options.Dim; Reset with the new state recreates it",
+				logKeyDim, cur, logKeyWantDim, ix.opts.Dim)
+		}
+		return nil
+	})
+	return ix.fail(ctx, op, err)
+}
+
+// columnDim returns the dimension of selmem_chunks.embedding, 0 when the
+// column does not exist.
+func columnDim(ctx context.Context, tx pgx.Tx) (int, error) {
+	var dim int
+	err := tx.QueryRow(ctx, `SELECT atttypmod FROM pg_attribute
+		WHERE attrelid = 'selmem_chunks'::regclass AND attname = 'embedding' AND NOT attisdropped`).Scan(&dim)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return dim, err
+}
+
+// createEmbedding adds the embedding column with dimension dim and its HNSW
+// index, dropping an existing column first when replace is set.
+func (ix *Index) createEmbedding(ctx context.Context, tx pgx.Tx, dim int, replace bool) error {
+	var stmts []string
+	if replace {
+		stmts = append(stmts,
+			`DROP INDEX IF EXISTS selmem_chunks_embedding_idx`,
+			`ALTER TABLE selmem_chunks DROP COLUMN IF EXISTS embedding`)
+	}
+	// dim is an int: formatting it into DDL is safe.
+	stmts = append(stmts, fmt.Sprintf(`ALTER TABLE selmem_chunks ADD COLUMN embedding vector(%d)`, dim))
+	if dim <= maxHNSWDim {
+		stmts = append(stmts, ix.createVectorIndexSQL())
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package pgindex
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// Defaults applied by New to zero Options fields.
+const (
+	DefaultEfSearch     = 100
+	DefaultTextPool     = 1000
+	DefaultQueryTimeout = 5 * time.Second
+)
+
+// maxEfSearch is pgvector's upper bound for hnsw.ef_search.
+const maxEfSearch = 1000
+
+// maxHNSWDim is the largest vector dimension pgvector's HNSW index accepts;
+// above it the embedding column is searched exactly, without an index.
+const maxHNSWDim = 2000
+
+// Log keys.
+const (
+	logKeyOp      = "op"
+	logKeyErr     = "err"
+	logKeyDim     = "dim"
+	logKeyWantDim = "want_dim"
+	logKeyVersion = "version"
+	logKeyName    = "name"
+)
+
+// Options configure an Index. The zero value of every field but Dim selects
+// its default.
+type Options struct {
+	// Dim is the dimension of the embedding column when New creates it
+	// (the embedder's Dim). Required. An existing column keeps its
+	// dimension until Reset records a state with another one.
+	Dim int
+	// EfSearch is hnsw.ef_search for vector rankings (default 100). Each
+	// search raises it to its number of candidates, up to 1000.
+	EfSearch int
+	// TextPool bounds how many chunks the full-text ranking scores per
+	// tier (chunks matching every query word; then, when those are too
+	// few, chunks matching some); default 1000, never below the query's
+	// candidates. Larger is closer to exact and slower: scoring reads each
+	// pooled chunk's row.
+	TextPool int
+	// HNSWM and HNSWEfConstruction are the build parameters (m,
+	// ef_construction) of the HNSW index when pgindex creates it; zero
+	// leaves pgvector's defaults (16 and 64). They apply to indexes
+	// created after New: by Reset with a new dimension, or by
+	// BuildSearchIndexes.
+	HNSWM              int
+	HNSWEfConstruction int
+	// QueryTimeout bounds every operation (default 5s); migrations get
+	// twelve times as long.
+	QueryTimeout time.Duration
+	// Logger receives diagnostics, including driver errors in full; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Index is a memstore.Index stored in Postgres. It is safe for concurrent
+// use.
+type Index struct {
+	pool      *pgxpool.Pool
+	opts      Options
+	log       *slog.Logger
+	iterative bool // pgvector >= 0.8: hnsw.iterative_scan is available
+}
+
+var _ memstore.Index = (*Index)(nil)
+
+// AfterConnect registers pgvector's types on a new connection, for
+// binary transfer of vectors. Put it in pgxpool.Config.AfterConnect of the
+// pool handed to New. Before the vector extension exists (a pool's first
+// connection, made before New migrates) it registers nothing; vectors are
+// then sent as text, which is correct, only slower.
+func AfterConnect(ctx context.Context, conn *pgx.Conn) error {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regtype('vector') IS NOT NULL`).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return nil
+	}
+	return pgxvec.RegisterTypes(ctx, conn)
+}
+
+// New returns an Index over pool, which the caller owns and closes, after
+// applying pending migrations and creating the embedding column if needed.
+func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
+	if pool == nil {
+		return nil, invalid("New", "nil pool")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Dim <= 0 {
+		return nil, invalid("New", "Options.Dim must be positive, got %d", o.Dim)
+	}
+	if o.EfSearch <= 0 {
+		o.EfSearch = DefaultEfSearch
+	}
+	if o.EfSearch > maxEfSearch {
+		o.EfSearch = maxEfSearch
+	}
+	if o.TextPool <= 0 {
+		o.TextPool = DefaultTextPool
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = DefaultQueryTimeout
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ix := &Index{pool: pool, opts: o, log: log}
+	if err := ix.Migrate(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := ix.detectVersion(context.Background()); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Close releases nothing: the pool belongs to the caller. It returns nil.
+func (ix *Index) Close() error { return nil }
+
+// detectVersion records whether pgvector supports iterative index scans.
+func (ix *Index) detectVersion(ctx context.Context) error {
+	const op = "New"
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	var v string
+	err := ix.pool.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&v)
+	if err != nil {
+		return ix.fail(ctx, op, err)
+	}
+	ix.iterative = versionAtLeast(v, 0, 8)
+	return nil
+}
+
+// versionAtLeast reports whether a "major.minor[.patch]" version is at
+// least major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// fail translates err and logs the driver error in full.
+func (ix *Index) fail(ctx context.Context, op string, err error) error {
+	terr := translate(ctx, op, err)
+	var e *Error
+	if errors.As(terr, &e) && e.Err != nil {
+		ix.log.Debug("pgindex operation failed", logKeyOp, op, logKeyErr, e.Err.Error())
+	}
+	return terr
+}
+
+// retryRead runs the read-only fn, and runs it once more when it failed
+// because a pooled connection had died (a restarted server leaves the pool's
+// idle connections dead; the retry gets a fresh one).
+func (ix *Index) retryRead(ctx context.Context, fn func() error) error {
+	err := fn()
+	if err == nil || ctx.Err() != nil || errors.Is(err, pgx.ErrNoRows) ||
+		!errors.Is(translate(ctx, "", err), ErrUnavailable) {
+		return err
+	}
+	return fn()
+}
+
+// Replace makes chunks the complete set stored for path, in one
+// transaction serialised with other Replace calls on the same path.
+func (ix *Index) Replace(ctx context.Context, path string, chunks []memstore.Chunk) error {
+	const op = "Replace"
+	if path == "" {
+		return invalid(op, "empty path")
+	}
+	for i := range chunks {
+		if chunks[i].Path != path {
+			return invalid(op, "chunk %d has path %q, want %q", i, chunks[i].Path, path)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, pathLockClass, path)
+		b.Queue(`DELETE FROM selmem_chunks WHERE path = $1`, path)
+		for i := range chunks {
+			queueUpsert(b, &chunks[i])
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	return ix.fail(ctx, op, err)
+}
+
+// pathLockClass is the first key of the per-path advisory locks taken by
+// Replace (the second is the path's hash).
+const pathLockClass = 0x73656c6d // "selm"
+
+const upsertSQL = `
+INSERT INTO selmem_chunks (path, seq, workspace, scope, type, heading, start_line, end_line,
+	context, body, valid_from, invalid_at, expires_at, source, confidence, commit, embedding)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+ON CONFLICT (path, seq) DO UPDATE SET
+	workspace = EXCLUDED.workspace, scope = EXCLUDED.scope, type = EXCLUDED.type,
+	heading = EXCLUDED.heading, start_line = EXCLUDED.start_line, end_line = EXCLUDED.end_line,
+	context = EXCLUDED.context, body = EXCLUDED.body, valid_from = EXCLUDED.valid_from,
+	invalid_at = EXCLUDED.invalid_at, expires_at = EXCLUDED.expires_at, source = EXCLUDED.source,
+	confidence = EXCLUDED.confidence, commit = EXCLUDED.commit, embedding = EXCLUDED.embedding`
+
+func queueUpsert(b *pgx.Batch, c *memstore.Chunk) {
+	// Text is cleaned as in Search: a stray NUL byte must not keep a file
+	// out of the index.
+	b.Queue(upsertSQL, c.Path, c.Seq, c.Workspace, c.Scope, c.Type, cleanText(c.Heading), c.StartLine, c.EndLine,
+		cleanText(c.Context), cleanText(c.Text), nullTime(c.ValidFrom), nullTime(c.InvalidAt), nullTime(c.ExpiresAt),
+		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding))
+}
+
+// vectorArg maps an empty or all-zero vector to SQL NULL: cosine distance
+// is undefined for it, so it takes no part in vector rankings.
+func vectorArg(v []float32) any {
+	for _, x := range v {
+		if x != 0 {
+			return pgvector.NewVector(v)
+		}
+	}
+	return nil
+}
+
+// nullTime maps the zero time to SQL NULL.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// DeletePath removes path's chunks and, when path names a directory, the
+// chunks of every path below it.
+func (ix *Index) DeletePath(ctx context.Context, path string) error {
+	const op = "DeletePath"
+	path = strings.TrimSuffix(path, "/")
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	// ~>=~ and ~<~ compare bytes, so they select exactly the paths that
+	// start with path + "/" ('0' follows '/'), through the text_pattern_ops index.
+	_, err := ix.pool.Exec(ctx, `DELETE FROM selmem_chunks
+		WHERE path = $1 OR (path ~>=~ $2 AND path ~<~ $3)`, path, path+"/", path+"0")
+	return ix.fail(ctx, op, err)
+}
+
+// State returns the recorded state, or the zero IndexState when none.
+func (ix *Index) State(ctx context.Context) (memstore.IndexState, error) {
+	const op = "State"
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	var st memstore.IndexState
+	err := ix.retryRead(ctx, func() error {
+		return ix.pool.QueryRow(ctx, `SELECT commit, embedder, dim FROM selmem_index_state WHERE id = 1`).
+			Scan(&st.Commit, &st.Embedder, &st.Dim)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return memstore.IndexState{}, nil
+	}
+	if err != nil {
+		return memstore.IndexState{}, ix.fail(ctx, op, err)
+	}
+	return st, nil
+}
+
+const setStateSQL = `
+INSERT INTO selmem_index_state (id, commit, embedder, dim) VALUES (1, $1, $2, $3)
+ON CONFLICT (id) DO UPDATE SET commit = EXCLUDED.commit, embedder = EXCLUDED.embedder,
+	dim = EXCLUDED.dim, updated_at = now()`
+
+// SetState records st.
+func (ix *Index) SetState(ctx context.Context, st memstore.IndexState) error {
+	const op = "SetState"
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	_, err := ix.pool.Exec(ctx, setStateSQL, st.Commit, st.Embedder, st.Dim)
+	return ix.fail(ctx, op, err)
+}
+
+// Reset deletes every chunk and records st, in one transaction. When
+// st.Dim is positive and differs from the embedding column's dimension,
+// the column and its HNSW index are dropped and recreated with st.Dim.
+func (ix *Index) Reset(ctx context.Context, st memstore.IndexState) error {
+	const op = "Reset"
+	if st.Dim < 0 {
+		return invalid(op, "negative dimension %d", st.Dim)
+	}
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `TRUNCATE selmem_chunks`); err != nil {
+			return err
+		}
+		if st.Dim > 0 {
+			cur, err := columnDim(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if cur != st.Dim {
+				ix.log.Info("pgindex: recreating embedding column", logKeyDim, st.Dim)
+				if err := ix.createEmbedding(ctx, tx, st.Dim, cur != 0); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := tx.Exec(ctx, setStateSQL, st.Commit, st.Embedder, st.Dim)
+		return err
+	})
+	return ix.fail(ctx, op, err)
+}

@@ -1,0 +1,477 @@
+package pgindex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/selmem/selmem/internal/pgtest"
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+)
+
+// note is a corpus entry for builtin-embedder searches.
+type note struct {
+	path, ws, scope, typ, heading, text string
+	invalid, expired                    bool
+}
+
+var notes = []note{
+	{"/memories/workspaces/sales/task.md", "sales", memstore.ScopeWorkspace, "task", "Rules",
+		"Revenue is reported in EUR, net of refunds.", false, false},
+	{"/memories/workspaces/sales/output.md", "sales", memstore.ScopeWorkspace, "output", "Contract",
+		"The dashboard reads data/revenue.csv with columns region, month, amount.", false, false},
+	{"/memories/workspaces/hr/task.md", "hr", memstore.ScopeWorkspace, "task", "Retention",
+		"Employee retention policy: exit interviews within two weeks.", false, false},
+	{"/memories/workspaces/hr/notes/old.md", "hr", memstore.ScopeWorkspace, "note", "Old rule",
+		"Retention reports were monthly.", true, false},
+	{"/memories/workspaces/hr/notes/temp.md", "hr", memstore.ScopeWorkspace, "note", "Temporary",
+		"Retention freeze until the audit ends.", false, true},
+	{"/memories/org/style.md", "", memstore.ScopeOrg, "note", "Style",
+		"Use ISO 8601 dates everywhere.", false, false},
+	{"/memories/users/ana/prefs.md", "", memstore.ScopeUser, "note", "Preferences",
+		"Ana prefers bullet lists and short answers.", false, false},
+}
+
+// loadNotes indexes notes with the builtin embedder, one file per note.
+func loadNotes(t *testing.T, ix *Index, now time.Time) *embedder.Builtin {
+	t.Helper()
+	emb := embedder.NewBuiltin()
+	ctx := context.Background()
+	for _, n := range notes {
+		c := memstore.Chunk{
+			Path: n.path, Workspace: n.ws, Scope: n.scope, Type: n.typ, Heading: n.heading,
+			Context: strings.TrimPrefix(n.path, "/memories/") + " › " + n.heading, Text: n.text,
+			StartLine: 1, EndLine: 3,
+		}
+		if n.invalid {
+			c.InvalidAt = now.Add(-time.Hour)
+		}
+		if n.expired {
+			c.ExpiresAt = now.Add(-time.Minute)
+		}
+		vs, err := emb.Embed(ctx, []string{c.Context + "\n" + c.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Embedding = vs[0]
+		if err := ix.Replace(ctx, c.Path, []memstore.Chunk{c}); err != nil {
+			t.Fatalf("Replace(%s): %v", c.Path, err)
+		}
+	}
+	return emb
+}
+
+func paths(hits []memstore.Hit) []string {
+	var ps []string
+	for _, h := range hits {
+		ps = append(ps, h.Path)
+	}
+	return ps
+}
+
+func TestSearch_Builtin(t *testing.T) {
+	t.Parallel()
+	emb := embedder.NewBuiltin()
+	ix, _ := newIndex(t, emb.Dim())
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	loadNotes(t, ix, now)
+	ctx := context.Background()
+
+	tests := []struct {
+		name      string
+		q         memstore.Query
+		embed     bool // fill Vector from Text
+		wantTop   string
+		wantAll   []string // when set, the exact set of paths (any order)
+		wantNone  []string
+		textRank1 bool // the top hit must be the top text hit
+	}{
+		{name: "full text and vector agree", q: memstore.Query{Text: "revenue refunds"}, embed: true,
+			wantTop: "/memories/workspaces/sales/task.md", textRank1: true},
+		{name: "stemmed full text", q: memstore.Query{Text: "reporting"},
+			wantTop: "/memories/workspaces/sales/task.md"},
+		{name: "partial terms still match", q: memstore.Query{Text: "bullet zebra"},
+			wantTop: "/memories/users/ana/prefs.md"},
+		{name: "typo found through vectors", q: memstore.Query{Text: "retension polcy"}, embed: true,
+			wantTop: "/memories/workspaces/hr/task.md"},
+		{name: "workspace filter", q: memstore.Query{Text: "revenue retention", Workspace: "hr"}, embed: true,
+			wantAll: []string{"/memories/workspaces/hr/task.md"}},
+		{name: "scope filter", q: memstore.Query{Text: "dates bullet revenue", Scope: memstore.ScopeOrg}, embed: true,
+			wantAll: []string{"/memories/org/style.md"}},
+		{name: "types filter", q: memstore.Query{Text: "revenue", Types: []string{"output"}}, embed: true,
+			wantAll: []string{"/memories/workspaces/sales/output.md"}},
+		{name: "invalid and expired hidden", q: memstore.Query{Text: "retention", Workspace: "hr"},
+			wantAll: []string{"/memories/workspaces/hr/task.md"}},
+		{name: "include invalid", q: memstore.Query{Text: "retention", Workspace: "hr", IncludeInvalid: true},
+			wantAll: []string{"/memories/workspaces/hr/task.md", "/memories/workspaces/hr/notes/old.md",
+				"/memories/workspaces/hr/notes/temp.md"}},
+		{name: "vector only", q: memstore.Query{Text: "exit interviews"}, embed: true,
+			wantTop: "/memories/workspaces/hr/task.md"},
+		{name: "limit", q: memstore.Query{Text: "revenue retention dates", Limit: 2}, embed: true},
+		{name: "no text, no vector", q: memstore.Query{Workspace: "sales"}, wantAll: []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.q
+			q.Now = now
+			if tt.embed {
+				vs, _ := emb.Embed(ctx, []string{q.Text})
+				q.Vector = vs[0]
+			}
+			if tt.name == "vector only" {
+				q.Text = ""
+			}
+			hits, err := ix.Search(ctx, q)
+			if err != nil {
+				t.Fatalf("Search: %v", err)
+			}
+			got := paths(hits)
+			if tt.wantTop != "" && (len(got) == 0 || got[0] != tt.wantTop) {
+				t.Errorf("hits = %v, want %s first", got, tt.wantTop)
+			}
+			if tt.wantAll != nil {
+				want := slices.Clone(tt.wantAll)
+				sort.Strings(want)
+				g := slices.Clone(got)
+				sort.Strings(g)
+				if !slices.Equal(g, want) && !(len(g) == 0 && len(want) == 0) {
+					t.Errorf("hits = %v, want %v", got, tt.wantAll)
+				}
+			}
+			if q.Limit > 0 && len(hits) > q.Limit {
+				t.Errorf("%d hits, limit %d", len(hits), q.Limit)
+			}
+			if tt.textRank1 && hits[0].TextRank != 1 {
+				t.Errorf("top hit text rank = %d, want 1", hits[0].TextRank)
+			}
+		})
+	}
+}
+
+func TestSearch_UserTextNeverFails(t *testing.T) {
+	t.Parallel()
+	emb := embedder.NewBuiltin()
+	ix, _ := newIndex(t, emb.Dim())
+	loadNotes(t, ix, time.Now())
+	texts := []string{
+		`"`, `'`, `''`, `\`, `&`, `|`, `!`, `!!`, `(`, `)`, `():*`, `a & | b`, `<->`, `<2>`, `-`, `--`,
+		`-revenue`, `"unterminated phrase`, `revenue OR`, `or`, `the`, `a an the of`, `:*`, `*`,
+		"nul\x00byte", "bad utf8 \xff\xfe", `🙂 émoji naïve`, `DROP TABLE selmem_chunks; --`,
+		strings.Repeat("revenue ", 2000), `$1`, `%`, `_`, `user@example.com`, `https://x.y/z?q=1&r=2`,
+	}
+	for _, text := range texts {
+		if _, err := ix.Search(context.Background(), memstore.Query{Text: text}); err != nil {
+			t.Errorf("Search(%q): %v", text, err)
+		}
+	}
+	// The table survived the injection attempt and still answers.
+	hits, err := ix.Search(context.Background(), memstore.Query{Text: "revenue"})
+	if err != nil || len(hits) == 0 {
+		t.Errorf("Search(revenue) = %d hits, %v", len(hits), err)
+	}
+}
+
+// TestSearch_RRF checks the one-statement fusion against rankings computed
+// independently: full-text ranks from a separate query, vector ranks from
+// exact cosine distances in Go, scores from the RRF formula.
+func TestSearch_RRF(t *testing.T) {
+	t.Parallel()
+	const dim = 8
+	ix, pool := newIndex(t, dim)
+	ctx := context.Background()
+	// 40 files; "alpha" appears in every third, "beta" in every fourth, with
+	// repetition varying the full-text score.
+	vecs := map[string][]float32{}
+	for i := range 40 {
+		p := fmt.Sprintf("/memories/notes/n%02d.md", i)
+		var text []string
+		if i%3 == 0 {
+			text = append(text, strings.Repeat("alpha ", 1+i%5))
+		}
+		if i%4 == 0 {
+			text = append(text, "beta")
+		}
+		text = append(text, "filler words here")
+		c := memstore.Chunk{Path: p, Scope: memstore.ScopeOther, Type: "note",
+			Text: strings.Join(text, " "), Embedding: randVec(uint64(100+i), dim)}
+		vecs[p] = c.Embedding
+		if err := ix.Replace(ctx, p, []memstore.Chunk{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qv := randVec(7, dim)
+	q := memstore.Query{Text: "alpha beta", Vector: qv, Limit: 40, Candidates: 10}
+	hits, err := ix.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Independent vector ranking: exact distances, ties by path.
+	type pd struct {
+		path string
+		d    float64
+	}
+	var byDist []pd
+	for p, v := range vecs {
+		byDist = append(byDist, pd{p, cosineDistance(qv, v)})
+	}
+	sort.Slice(byDist, func(i, j int) bool {
+		if byDist[i].d != byDist[j].d {
+			return byDist[i].d < byDist[j].d
+		}
+		return byDist[i].path < byDist[j].path
+	})
+	wantVector := map[string]int{}
+	for i := 0; i < q.Candidates; i++ {
+		wantVector[byDist[i].path] = i + 1
+	}
+	// Independent full-text ranking through the same expressions, no fusion.
+	rows, err := pool.Query(ctx, `SELECT path FROM selmem_chunks c
+		WHERE c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery
+		ORDER BY ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32)
+			+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END DESC, path, seq
+		LIMIT $2`, q.Text, q.Candidates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := map[string]int{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		wantText[p] = len(wantText) + 1
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	union := map[string]bool{}
+	for p := range wantText {
+		union[p] = true
+	}
+	for p := range wantVector {
+		union[p] = true
+	}
+	if got, want := len(hits), len(union); got != want {
+		t.Fatalf("%d hits, want %d (union of both rankings)", got, want)
+	}
+	rrf := func(rank int) float64 {
+		if rank == 0 {
+			return 0
+		}
+		return 1 / float64(memstore.RRFK+rank)
+	}
+	for i, h := range hits {
+		if h.TextRank != wantText[h.Path] || h.VectorRank != wantVector[h.Path] {
+			t.Errorf("%s: ranks (text %d, vector %d), want (%d, %d)", h.Path, h.TextRank, h.VectorRank,
+				wantText[h.Path], wantVector[h.Path])
+		}
+		if want := rrf(h.TextRank) + rrf(h.VectorRank); math.Abs(h.Score-want) > 1e-12 {
+			t.Errorf("%s: score %v, want %v", h.Path, h.Score, want)
+		}
+		if i > 0 {
+			prev := hits[i-1]
+			if prev.Score < h.Score || prev.Score == h.Score && prev.Path > h.Path {
+				t.Errorf("hits %d and %d out of order: %v/%s before %v/%s", i-1, i, prev.Score, prev.Path, h.Score, h.Path)
+			}
+		}
+	}
+	// Both rankings contribute and some chunk is in both.
+	var both bool
+	for _, h := range hits {
+		both = both || h.TextRank > 0 && h.VectorRank > 0
+	}
+	if len(wantText) == 0 || !both {
+		t.Errorf("degenerate corpus: %d text hits, overlap %v", len(wantText), both)
+	}
+}
+
+func TestSearch_TiesByPathSeq(t *testing.T) {
+	t.Parallel()
+	const dim = 4
+	ix, _ := newIndex(t, dim)
+	ctx := context.Background()
+	v := randVec(1, dim)
+	// Identical chunks in several files: equal scores, so order is path, seq.
+	for _, p := range []string{"/memories/c.md", "/memories/a.md", "/memories/b.md"} {
+		cs := []memstore.Chunk{
+			{Path: p, Seq: 1, Text: "same words", Embedding: v},
+			{Path: p, Seq: 0, Text: "same words", Embedding: v},
+		}
+		if err := ix.Replace(ctx, p, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := ix.Search(ctx, memstore.Query{Text: "same words", Vector: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, fmt.Sprintf("%s#%d", h.Path, h.Seq))
+	}
+	want := []string{"/memories/a.md#0", "/memories/a.md#1", "/memories/b.md#0", "/memories/b.md#1",
+		"/memories/c.md#0", "/memories/c.md#1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order = %v, want %v", got, want)
+	}
+}
+
+// planIndexes returns the names of the indexes a plan (EXPLAIN FORMAT JSON)
+// scans.
+func planIndexes(plan any, into map[string]bool) {
+	switch p := plan.(type) {
+	case map[string]any:
+		if name, ok := p["Index Name"].(string); ok {
+			into[name] = true
+		}
+		for _, v := range p {
+			planIndexes(v, into)
+		}
+	case []any:
+		for _, v := range p {
+			planIndexes(v, into)
+		}
+	}
+}
+
+// TestSearch_ExplainUsesIndexes runs EXPLAIN (ANALYZE) of the search
+// statement, with the same session settings as Search, on a corpus large
+// enough for the planner to choose both the GIN and the HNSW index on its
+// own: enable_seqscan is left on.
+func TestSearch_ExplainUsesIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 20,000 chunks")
+	}
+	t.Parallel()
+	const dim, n = 32, 20000
+	ix, pool := newIndex(t, dim)
+	bulkLoad(t, pool, n, dim)
+
+	tests := []struct {
+		name string
+		q    memstore.Query
+	}{
+		{"unfiltered", memstore.Query{Text: "uniq123 uniq4567", Vector: randVec(99, dim)}},
+		{"workspace filter", memstore.Query{Text: "uniq123 revenue", Vector: randVec(98, dim), Workspace: "ws3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := explain(t, ix, pool, tt.q)
+			used := map[string]bool{}
+			planIndexes(plan, used)
+			t.Logf("indexes used: %v", used)
+			for _, want := range []string{"selmem_chunks_tsv_idx", "selmem_chunks_embedding_idx"} {
+				if !used[want] {
+					b, _ := json.MarshalIndent(plan, "", " ")
+					t.Errorf("plan does not use %s; indexes used: %v\n%s", want, used, b)
+				}
+			}
+			hits, err := ix.Search(context.Background(), tt.q)
+			if err != nil || len(hits) == 0 {
+				t.Errorf("Search = %d hits, %v", len(hits), err)
+			}
+		})
+	}
+}
+
+// explain returns EXPLAIN (ANALYZE, FORMAT JSON) of q's search statement run
+// with Search's transaction settings.
+func explain(t *testing.T, ix *Index, pool *pgxpool.Pool, q memstore.Query) any {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	args := ix.searchArgs(q)
+	if _, err := tx.Exec(ctx, sessionSQL, fmt.Sprint(ix.efSearch(args[7].(int)))); err != nil {
+		t.Fatal(err)
+	}
+	if ix.iterative {
+		if _, err := tx.Exec(ctx, iterativeSQL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []byte
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+searchSQL, args...).Scan(&out); err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var plan any
+	if err := json.Unmarshal(out, &plan); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// TestIndex_SurvivesRestart stops Postgres under a live pool: operations
+// fail promptly with ErrUnavailable instead of hanging, and succeed again
+// once the server is back.
+func TestIndex_SurvivesRestart(t *testing.T) {
+	t.Parallel()
+	c := pgtest.NewCluster(t)
+	pool := newPool(t, c.NewDatabase(t))
+	const timeout = 2 * time.Second
+	ix, err := New(pool, &Options{Dim: 4, QueryTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	v := randVec(1, 4)
+	if err := ix.Replace(ctx, "/memories/a.md", []memstore.Chunk{{Path: "/memories/a.md", Text: "kept", Embedding: v}}); err != nil {
+		t.Fatal(err)
+	}
+	q := memstore.Query{Text: "kept", Vector: v}
+	if _, err := ix.Search(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	c.Stop(t)
+	t.Logf("stopped in %v", time.Since(start).Round(time.Millisecond))
+	ops := []struct {
+		name string
+		do   func() error
+	}{
+		{"Search", func() error { _, err := ix.Search(ctx, q); return err }},
+		{"State", func() error { _, err := ix.State(ctx); return err }},
+		{"Replace", func() error { return ix.Replace(ctx, "/memories/b.md", nil) }},
+	}
+	for _, op := range ops {
+		start := time.Now()
+		err := op.do()
+		elapsed := time.Since(start)
+		t.Logf("%s during outage: %v after %v", op.name, err, elapsed.Round(time.Millisecond))
+		if elapsed > timeout+time.Second {
+			t.Errorf("%s during outage took %v, want within the %v deadline", op.name, elapsed, timeout)
+		}
+		if err == nil {
+			t.Errorf("%s during outage succeeded", op.name)
+		} else if !errors.Is(err, ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s during outage: %v, want ErrUnavailable or a deadline", op.name, err)
+		}
+	}
+
+	start = time.Now()
+	c.Restart(t)
+	t.Logf("restarted in %v", time.Since(start).Round(time.Millisecond))
+	hits, err := ix.Search(ctx, q)
+	if err != nil {
+		t.Fatalf("Search after restart: %v", err)
+	}
+	if len(hits) != 1 || hits[0].Path != "/memories/a.md" {
+		t.Errorf("Search after restart = %v, want /memories/a.md", paths(hits))
+	}
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# install-pgvector.sh installs the pgvector extension for PostgreSQL 15 so the
+# Postgres index backend (memstore/pgindex) and its tests can run.
+#
+# Debian bookworm ships no pgvector binary package for PostgreSQL 15, so this
+# script builds it from the source package of the next Debian release
+# (trixie), using the archive URI already configured for apt on this machine.
+#
+# Idempotent: exits 0 at once when vector.control is already installed.
+# Needs root and apt; otherwise it prints what to run and exits 1.
+#
+# Environment:
+#   PG_CONFIG   pg_config of the target server
+#               (default /usr/lib/postgresql/15/bin/pg_config)
+set -euo pipefail
+
+PG_MAJOR=15
+PG_CONFIG="${PG_CONFIG:-/usr/lib/postgresql/${PG_MAJOR}/bin/pg_config}"
+SOURCES=/etc/apt/sources.list.d/debian.sources
+SRC_LIST=/etc/apt/sources.list.d/selmem-pgvector-src.sources
+
+log() { printf 'install-pgvector: %s\n' "$*" >&2; }
+
+if [[ -x "$PG_CONFIG" ]]; then
+	control="$("$PG_CONFIG" --sharedir)/extension/vector.control"
+	if [[ -f "$control" ]]; then
+		log "pgvector already installed ($control)"
+		exit 0
+	fi
+fi
+
+if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+	cat >&2 <<EOF
+install-pgvector: pgvector for PostgreSQL ${PG_MAJOR} is not installed.
+Run this script as root on Debian/Ubuntu with apt:
+
+    sudo scripts/install-pgvector.sh
+
+or install it from your distribution (e.g. postgresql-${PG_MAJOR}-pgvector)
+or from source: https://github.com/pgvector/pgvector#installation
+EOF
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# apt downloads source packages as the _apt user when it can write the directory.
+if id _apt >/dev/null 2>&1; then
+	chown _apt "$work"
+fi
+aptlog="$(mktemp)"
+trap 'rm -rf "$work" "$aptlog"' EXIT
+
+# apt_quiet runs apt-get with its output in a log shown only on failure.
+apt_quiet() {
+	if ! apt-get -q -y -o=Dpkg::Use-Pty=0 "$@" >>"$aptlog" 2>&1; then
+		log "apt-get $* failed:"
+		tail -n 30 "$aptlog" >&2
+		exit 1
+	fi
+}
+
+# The archive URI of the main Debian suite, read from the existing apt
+# configuration (deb822 format): the URIs of the first stanza whose suites
+# are not a -security suite.
+uri=""
+if [[ -f "$SOURCES" ]]; then
+	uri="$(awk '
+		/^[[:space:]]*$/ { if (u != "" && !sec) { print u; exit } u = ""; sec = 0; next }
+		/^URIs:/         { u = $2 }
+		/^Suites:/       { if ($0 ~ /-security/) sec = 1 }
+		END              { if (u != "" && !sec) print u }
+	' "$SOURCES" | head -n1)"
+fi
+if [[ -z "$uri" ]]; then
+	log "cannot find a Debian archive URI in $SOURCES"
+	exit 1
+fi
+signed_by="$(awk '/^Signed-By:/ { print $2; exit }' "$SOURCES")"
+
+missing=()
+for pkg in "postgresql-server-dev-${PG_MAJOR}" build-essential dpkg-dev; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$pkg")
+	fi
+done
+
+if [[ ! -f "$SRC_LIST" ]]; then
+	log "adding deb-src for trixie ($SRC_LIST)"
+	{
+		echo "Types: deb-src"
+		echo "URIs: $uri"
+		echo "Suites: trixie"
+		echo "Components: main"
+		if [[ -n "$signed_by" ]]; then
+			echo "Signed-By: $signed_by"
+		fi
+	} >"$SRC_LIST"
+fi
+
+log "apt-get update"
+apt_quiet update
+
+if ((${#missing[@]} > 0)); then
+	log "installing ${missing[*]}"
+	apt_quiet install --no-install-recommends "${missing[@]}"
+fi
+
+cd "$work"
+
+log "fetching pgvector source"
+apt_quiet source pgvector
+src="$(find . -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*' | head -n1)"
+if [[ -z "$src" ]]; then
+	log "apt-get source pgvector produced no source tree"
+	exit 1
+fi
+
+log "building pgvector"
+make_quiet() {
+	if ! make -s -C "$src" PG_CONFIG="$PG_CONFIG" "$@" >>"$aptlog" 2>&1; then
+		log "make $* failed:"
+		tail -n 30 "$aptlog" >&2
+		exit 1
+	fi
+}
+make_quiet
+make_quiet install
+
+control="$("$PG_CONFIG" --sharedir)/extension/vector.control"
+if [[ ! -f "$control" ]]; then
+	log "build finished but $control is missing"
+	exit 1
+fi
+log "installed pgvector $(awk -F"'" '/default_version/ { print $2 }' "$control") for PostgreSQL ${PG_MAJOR}"
