@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/gate"
+	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
@@ -80,29 +82,66 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		}
 		emb = e
 	}
-	var idx memstore.Index
+	local := func() (memstore.Index, error) {
+		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log)
+		if err != nil {
+			return nil, err
+		}
+		o.closers = append(o.closers, i.Close)
+		return i, nil
+	}
+	var idx, fallback memstore.Index
 	switch a.cfg.Index.Backend {
 	case "sqlite":
-		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log)
+		if idx, err = local(); err != nil {
+			return fail(err)
+		}
+	case "postgres":
+		pool, err := a.openPool(ctx)
 		if err != nil {
 			return fail(err)
 		}
-		o.closers = append(o.closers, i.Close)
-		idx = i
-	case "postgres":
-		return fail(errors.New("index.backend postgres is not available in this build yet; use sqlite"))
+		o.closers = append(o.closers, func() error { pool.Close(); return nil })
+		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch, Logger: log})
+		// The embedded index is kept as a local mirror that answers while
+		// Postgres is unreachable.
+		if !a.primaryOnly {
+			if fallback, err = local(); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	lim := gate.DefaultLimits()
 	lim.MaxFileBytes = a.cfg.Limits.MaxFileBytes
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
-		Limits: lim, Index: idx, Embedder: emb, Logger: log, Author: a.cfg.Author,
+		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
 	})
 	if err != nil {
 		return fail(err)
 	}
 	o.Store = s
 	return o, nil
+}
+
+// openPool connects to the Postgres index database (lazily: a database that
+// is down now does not stop the server).
+func (a *app) openPool(ctx context.Context) (*pgxpool.Pool, error) {
+	dsn := a.cfg.Index.DSN
+	if a.cfg.Index.DSNEnv != "" {
+		dsn = os.Getenv(a.cfg.Index.DSNEnv)
+		if dsn == "" {
+			return nil, fmt.Errorf("index.dsn_env: the environment variable %s is empty", a.cfg.Index.DSNEnv)
+		}
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The parse error may quote the DSN; name the setting instead.
+		return nil, errors.New("index.dsn: not a valid Postgres connection string")
+	}
+	pcfg.MaxConns = int32(a.cfg.Index.PoolSize)
+	pcfg.AfterConnect = pgindex.AfterConnect
+	return pgxpool.NewWithConfig(ctx, pcfg)
 }
 
 // openSQLiteIndex opens the embedded index, replacing a corrupt one: the

@@ -13,11 +13,19 @@ import (
 )
 
 func (a *app) reindexCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "reindex",
+	var backend string
+	cmd := &cobra.Command{
+		Use:   "reindex [--backend sqlite|postgres]",
 		Short: "Rebuild the search index from the memory repository",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if backend != "" {
+				a.cfg.Index.Backend = backend
+				a.primaryOnly = true
+				if err := a.cfg.Validate(); err != nil {
+					return usageError{err}
+				}
+			}
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
 				start := time.Now()
 				var progress memstore.Progress
@@ -50,4 +58,6 @@ func (a *app) reindexCommand() *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().StringVar(&backend, "backend", "", "rebuild only this backend's index (default: the configured one, and its local fallback)")
+	return cmd
 }

@@ -21,6 +21,7 @@ type app struct {
 	stdout, stderr io.Writer
 	v              *viper.Viper
 	cfg            server.Config
+	primaryOnly    bool // open only the configured index, without the local fallback
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -41,6 +42,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.insertCommand(), a.deleteCommand(), a.renameCommand(), a.searchCommand(),
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
+		a.profileCommand(),
 	)
 	return root
 }

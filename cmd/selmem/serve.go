@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/selmem/selmem/server"
+)
+
+func (a *app) serveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the memory over MCP: stdio (default) or streamable HTTP (--http ADDR)",
+		Long: `Serve the memory to MCP clients.
+
+By default selmem speaks MCP over stdin and stdout, for hosts that start it
+as a subprocess (claude mcp add selmem -- selmem serve). With --http ADDR
+(or http.addr, env SELMEM_HTTP_ADDR) it serves streamable HTTP at /mcp and a
+health check at /healthz. Logs go to stderr or log.file, never stdout.
+SIGINT or SIGTERM shuts down gracefully; every acknowledged write is already
+committed.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context())
+		},
+	}
+	cmd.Flags().String("http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio (env SELMEM_HTTP_ADDR)")
+	return cmd
+}
+
+func (a *app) serve(ctx context.Context) error {
+	log, logCloser, err := a.logger()
+	if err != nil {
+		return err
+	}
+	defer logCloser.Close()
+	transport := server.TransportStdio
+	if a.cfg.HTTP.Addr != "" {
+		transport = server.TransportHTTP
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	srv := server.NewMCPServer(s.Store, a.cfg, &server.Options{
+		Version: versionString(), Transport: transport, Logger: log,
+	})
+	if transport == server.TransportStdio {
+		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
+	} else {
+		var h *server.HTTPServer
+		h, err = server.Listen(srv, a.cfg.HTTP.Addr, a.cfg.HTTP.ShutdownTimeout, log)
+		if err == nil {
+			err = h.Serve(ctx)
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
+	defer cancel()
+	if cerr := s.Close(cctx); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		log.Info("stopped")
+	}
+	return err
+}
+
+func versionString() string { return version }
+
+func (a *app) healthcheckCommand() *cobra.Command {
+	var url string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "healthcheck",
+		Short: "Exit 0 when the HTTP server answers on /healthz (for container health checks)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if url == "" {
+				u, err := healthURL(a.cfg.HTTP.Addr)
+				if err != nil {
+					return usageError{err}
+				}
+				url = u
+			}
+			client := &http.Client{Timeout: timeout}
+			resp, err := client.Get(url)
+			if err != nil {
+				return fmt.Errorf("unhealthy: %w", err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("unhealthy: %s answered %s", url, resp.Status)
+			}
+			fmt.Fprintln(a.stdout, "ok")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "health URL (default: /healthz on http.addr, env SELMEM_HTTP_ADDR)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "request timeout")
+	return cmd
+}
+
+// healthURL is the /healthz URL of a server listening on addr, reached over
+// loopback when addr binds every interface.
+func healthURL(addr string) (string, error) {
+	if addr == "" {
+		return "", errors.New("no URL: pass --url or set http.addr (SELMEM_HTTP_ADDR)")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("http.addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + server.PathHealth, nil
+}

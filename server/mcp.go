@@ -1,0 +1,98 @@
+package server
+
+import (
+	"log/slog"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/resources"
+	"github.com/selmem/selmem/tools"
+)
+
+// Name is the server name announced to clients.
+const Name = "selmem"
+
+// Transports, for Options.Transport.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+)
+
+// Log keys.
+const (
+	logKeyAddr      = "addr"
+	logKeyErr       = "err"
+	logKeyTransport = "transport"
+)
+
+// Instructions are the server instructions sent at initialisation: how an
+// agent should use the memory, and what belongs in it.
+const Instructions = `selmem is shared, persistent memory kept as files under /memories, with history in git.
+
+Before working on a task, load what earlier sessions learned: read the workspace's context resource, memory://workspaces/{workspace}/context (or the start_session prompt), or call memory_view on /memories and then on /memories/workspaces/{workspace}. Use memory_search to find anything else.
+
+What belongs in memory — small, stable, reusable context:
+- task specifications: domain rules, format preferences, quality rules (workspaces/{ws}/task.md);
+- data schemas: statistical profiles of data sources, never the data (workspaces/{ws}/schemas/);
+- tool configurations: kind, endpoint, parameters, auth by reference to an env var or secret name (workspaces/{ws}/tools/{name}.yaml);
+- output constraints: contracts between an artifact and its runtime (workspaces/{ws}/output.md).
+Write one rule per bullet; edit the existing rule instead of adding a near-duplicate; declare source (user_confirmed when the user said or approved it, inferred when it is your own conclusion).
+
+What does not belong, and is refused: conversation transcripts, tool-call logs and stack traces, reasoning and scratch work, secrets (keys, tokens, passwords), raw data.
+
+Every write is one commit: memory_history shows who changed what and memory_revert undoes it.`
+
+// Options configure the MCP server. A nil *Options is valid.
+type Options struct {
+	Version   string       // announced to clients; "" is "dev"
+	Transport string       // TransportStdio (default) or TransportHTTP: decides the default provenance
+	Logger    *slog.Logger // nil discards
+}
+
+// DefaultSource returns the provenance recorded for a write that declares
+// none. Over stdio the local user is the principal and owner, and the host
+// runs each tool call on their behalf: user_confirmed, as for the command
+// line. Over HTTP there is no authenticated principal yet, so nothing
+// vouches for the content: inferred.
+func DefaultSource(transport string) string {
+	if transport == TransportHTTP {
+		return memstore.SourceInferred
+	}
+	return memstore.SourceUserConfirmed
+}
+
+// NewMCPServer builds the MCP server over store: every tool, the memory://
+// resources and the start_session prompt, and the server instructions.
+// Every accepted write tells the resources which paths changed, so that
+// subscribed clients are notified.
+func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.MCPServer {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := mcpserver.NewMCPServer(Name, o.Version,
+		mcpserver.WithInstructions(Instructions),
+		mcpserver.WithTitle("selmem memory"),
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithResourceCapabilities(true, true),
+		mcpserver.WithPromptCapabilities(false),
+		mcpserver.WithRecovery(),
+		mcpserver.WithResourceRecovery(),
+	)
+	reg := resources.Register(srv, store, &resources.Options{Logger: log})
+	tools.Register(srv, store, &tools.Options{
+		Author:        cfg.Author,
+		DefaultSource: DefaultSource(o.Transport),
+		Logger:        log,
+		Changed:       reg.Changed,
+	})
+	return srv
+}

@@ -1,0 +1,122 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/gate"
+)
+
+// Log keys.
+const (
+	logKeyTool = "tool"
+	logKeyErr  = "err"
+)
+
+// Options configure the tools. A nil *Options is valid: writes are
+// attributed to the store's default author with no declared source.
+type Options struct {
+	// Author is the principal recorded on every write (commit author and
+	// trailer Author:). "" uses the store's default author.
+	Author string
+	// DefaultSource is the provenance recorded when a write gives no
+	// `source` argument; "" records none. server sets user_confirmed over
+	// stdio, where the local user is the principal and owner.
+	DefaultSource string
+	// Changed, when set, is called after every accepted write with the
+	// virtual paths the write changed (both paths for a rename).
+	Changed func(paths []string)
+	// Logger receives failures that are not the caller's fault; nil
+	// discards them.
+	Logger *slog.Logger
+	// Now is the clock used to judge validity in search results; nil is
+	// time.Now.
+	Now func() time.Time
+}
+
+// handlers holds the tools' dependencies.
+type handlers struct {
+	store *memstore.Store
+	opts  Options
+	log   *slog.Logger
+}
+
+// Tools returns every selmem tool with its handler, in a stable order.
+func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
+	h := &handlers{store: store}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.log = h.opts.Logger
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.opts.Now == nil {
+		h.opts.Now = time.Now
+	}
+	return append(h.memoryTools(), h.searchTools()...)
+}
+
+// Register adds every tool to srv.
+func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) {
+	srv.AddTools(Tools(store, opts)...)
+}
+
+// annotations spells out every hint, so no tool inherits the library's
+// defaults by accident. Every tool works on the local memory only, so none
+// is open-world.
+func annotations(title string, readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(destructive),
+		IdempotentHint:  mcp.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	})
+}
+
+// fail turns an error into a tool result the model can act on. Store errors
+// carry their own text (the memory tool's wording plus a hint); anything
+// else is logged and reported without details, which may hold host paths.
+func (h *handlers) fail(tool string, err error) *mcp.CallToolResult {
+	var me *memstore.Error
+	if errors.As(err, &me) {
+		return mcp.NewToolResultError(me.Error())
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return mcp.NewToolResultError("Error: the call was cancelled before it finished. Check with memory_view or memory_history whether the change was recorded before retrying.")
+	}
+	h.log.Error("tool failed", logKeyTool, tool, logKeyErr, err)
+	return mcp.NewToolResultError(fmt.Sprintf(
+		"Error: %s failed inside the memory server; the details are in the server's log. Retry once; if it fails again, tell the user the memory server needs attention.", tool))
+}
+
+// changed reports the paths an accepted write touched, canonicalised the way
+// the store canonicalises them.
+func (h *handlers) changed(paths ...string) {
+	if h.opts.Changed == nil {
+		return
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rel, err := gate.Path(p, gate.Limits{})
+		if err != nil {
+			continue
+		}
+		if rel == "" {
+			out = append(out, memstore.Root)
+		} else {
+			out = append(out, memstore.Root+"/"+rel)
+		}
+	}
+	if len(out) > 0 {
+		h.opts.Changed(out)
+	}
+}
