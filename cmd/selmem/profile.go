@@ -65,10 +65,7 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 			case (f.recordsPath != "" || len(f.headers) > 0) && f.url == "":
 				return errors.New("--records-path and --header apply to --url only")
 			}
-			if f.workspace != "" || f.name != "" {
-				if f.workspace == "" {
-					return errors.New("--name needs --workspace")
-				}
+			if f.workspace != "" {
 				if f.name == "" {
 					return errors.New("--workspace needs --name, the schema's name")
 				}
@@ -127,7 +124,7 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 	fl.IntVar(&f.budget, "budget", 0, "token budget of the markdown profile (0: 60 + 32 per column, at most 2700)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the full profile as JSON instead of markdown")
 	fl.StringVar(&f.workspace, "workspace", "", "store the profile in this workspace (with --name)")
-	fl.StringVar(&f.name, "name", "", "the schema's name: schemas/NAME.md (default in the printed profile: the source's name)")
+	fl.StringVar(&f.name, "name", "", "the schema's name: schemas/NAME.md with --workspace; the profile's title (default: the source's name)")
 	fl.StringVar(&f.connector, "connector", "", "connector reference for the front matter, e.g. tools/warehouse.yaml (default: derived from the source, without credentials)")
 	return cmd
 }

@@ -1,0 +1,633 @@
+package profiler
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+)
+
+type kind uint8
+
+const (
+	kText kind = iota
+	kInt
+	kDec
+	kBool
+	kDate
+	nKinds
+)
+
+var kindNames = [nKinds]string{"text", "integer", "decimal", "boolean", "date/time"}
+
+type dateLayout struct {
+	layout  string
+	display string
+	hasTime bool
+}
+
+var dateLayouts = []dateLayout{
+	{"2006-01-02", "YYYY-MM-DD", false},
+	{time.RFC3339, "RFC 3339", true},
+	{"2006-01-02T15:04:05", "YYYY-MM-DDThh:mm:ss", true},
+	{"2006-01-02 15:04:05", "YYYY-MM-DD hh:mm:ss", true},
+	{"2006-01-02 15:04:05Z07:00", "YYYY-MM-DD hh:mm:ssZ", true},
+	{"2006-01-02 15:04", "YYYY-MM-DD hh:mm", true},
+	{"2006/01/02", "YYYY/MM/DD", false},
+	{"01/02/2006", "MM/DD/YYYY", false},
+	{"02/01/2006", "DD/MM/YYYY", false},
+	{"01/02/2006 15:04:05", "MM/DD/YYYY hh:mm:ss", true},
+	{"02/01/2006 15:04:05", "DD/MM/YYYY hh:mm:ss", true},
+	{"02.01.2006", "DD.MM.YYYY", false},
+	{"01-02-2006", "MM-DD-YYYY", false},
+	{"02-01-2006", "DD-MM-YYYY", false},
+	{"15:04:05", "hh:mm:ss", true},
+}
+
+// isNullToken reports whether s is one of the conventional missing-value
+// markers: ?, NA, N/A, null, none, nan, #N/A, nil (case-insensitive).
+func isNullToken(s string) bool {
+	switch len(s) {
+	case 1:
+		return s[0] == '?'
+	case 2:
+		return lowerIs(s, "na")
+	case 3:
+		return lowerIs(s, "n/a") || lowerIs(s, "nan") || lowerIs(s, "nil")
+	case 4:
+		return lowerIs(s, "null") || lowerIs(s, "none") || lowerIs(s, "#n/a")
+	}
+	return false
+}
+
+// lowerIs reports whether s equals the lower-case ASCII word w, ignoring
+// ASCII case (no allocation, unlike strings.ToLower).
+func lowerIs(s, w string) bool {
+	if len(s) != len(w) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func boolToken(s string) bool {
+	switch len(s) {
+	case 1:
+		return lowerIs(s, "t") || lowerIs(s, "f") || lowerIs(s, "y") || lowerIs(s, "n")
+	case 2:
+		return lowerIs(s, "no")
+	case 3:
+		return lowerIs(s, "yes")
+	case 4:
+		return lowerIs(s, "true")
+	case 5:
+		return lowerIs(s, "false")
+	}
+	return false
+}
+
+// parseInt parses an optionally signed decimal integer; big reports more
+// than 18 digits (value returned as float only).
+func parseInt(s string) (v int64, f float64, lead0, ok bool) {
+	i := 0
+	neg := false
+	if s[0] == '-' || s[0] == '+' {
+		neg = s[0] == '-'
+		i = 1
+	}
+	if i == len(s) {
+		return 0, 0, false, false
+	}
+	digits := s[i:]
+	for j := 0; j < len(digits); j++ {
+		c := digits[j]
+		if c < '0' || c > '9' {
+			return 0, 0, false, false
+		}
+		if j < 18 {
+			v = v*10 + int64(c-'0')
+		}
+	}
+	lead0 = len(digits) > 1 && digits[0] == '0'
+	if len(digits) > 18 {
+		f, _ = strconv.ParseFloat(s, 64)
+		return 0, f, lead0, true
+	}
+	if neg {
+		v = -v
+	}
+	return v, float64(v), lead0, true
+}
+
+func looksDecimal(s string) bool {
+	digit := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
+func looksDate(s string) bool {
+	if len(s) < 6 || len(s) > 40 || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	seps := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '-', '/', '.', ':':
+			seps++
+		}
+	}
+	return seps >= 2
+}
+
+// colAcc accumulates the statistics of one column over the whole stream.
+// It is owned by one goroutine at a time.
+//
+// While a column has at most limit distinct values, each distinct value is
+// classified once: its facts (kind, parsed number or date, length, text
+// shape) are kept in info next to its count, and a repeated value only
+// replays them. Beyond the limit, values not already counted are
+// classified every time and go to the sketches.
+type colAcc struct {
+	name     string
+	limit    int // exact distinct threshold
+	rows     int64
+	nulls    int64
+	empty    int64
+	padded   int64
+	nullToks map[string]int64
+
+	kinds    [nKinds]int64
+	examples [nKinds]string
+	lead0    int64
+
+	// numbers
+	nMin, nMax  float64
+	nMean, nM2  float64
+	nN          int64
+	zeros, negs int64
+	nSketch     *kll
+	// dates
+	dLayoutCount []int64
+	dCur         int
+	dMin, dMax   float64
+	dN           int64
+	dSketch      *kll
+	// strings
+	lenMin, lenMax int
+	lenSum         int64
+	spaces         int64
+	emails, urls   int64
+	shapes         map[string]int32 // shape -> index in shapeCounts
+	shapeNames     []string
+	shapeCounts    []int64
+	shapesOver     bool
+
+	// distinct / frequencies
+	// idx maps a value's 64-bit hash to its index in keys, counts and
+	// info. Counting by hash treats two values as one only on a 64-bit
+	// collision (odds about 1e-11 at the default 10,000 values), and saves
+	// comparing strings: the hash is needed for the sketches anyway.
+	idx      posTable
+	keys     []string // values (shortened by countKey), in first-seen order
+	counts   []int64
+	info     []valInfo
+	overflow bool
+	missed   int64 // values not in idx after overflow
+	ss       *spaceSaving
+	hll      *hll
+	keySet   *u64set
+	keyDead  bool
+	keyCap   bool
+	join     *kmv
+	// mono: every value so far is an integer greater than the one before
+	// (a sequence id), so no value can repeat and keySet is not needed.
+	mono     bool
+	monoLast float64
+}
+
+// valInfo is what classifying one distinct value found.
+type valInfo struct {
+	f      float64 // the number, or the date in Unix seconds
+	n      int32   // length in characters
+	shape  int32   // index in colAcc.shapeCounts; -1 for none
+	kind   kind
+	lead0  bool
+	layout int8 // index in dateLayouts
+	text   uint8
+}
+
+// valInfo.text flags.
+const (
+	textSpace = 1 << iota
+	textEmail
+	textURL
+)
+
+func newColAcc(name string, limit int) *colAcc {
+	return &colAcc{
+		name: name, limit: limit,
+		nMin: math.Inf(1), nMax: math.Inf(-1),
+		dMin: math.Inf(1), dMax: math.Inf(-1),
+		lenMin:   math.MaxInt,
+		idx:      newPosTable(16),
+		join:     &kmv{k: joinK},
+		dCur:     -1,
+		mono:     true,
+		monoLast: math.Inf(-1),
+	}
+}
+
+const (
+	kllK        = 400
+	joinK       = 256
+	keySetLimit = 1 << 18
+	maxKeyLen   = 96
+)
+
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == '\r' || s[0] == '\n') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\r' || s[len(s)-1] == '\n') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func (c *colAcc) addMissing(n int64) {
+	c.rows += n
+	c.nulls += n
+}
+
+func (c *colAcc) add(raw string) {
+	c.rows++
+	s := trimSpace(raw)
+	if len(s) != len(raw) {
+		c.padded++
+	}
+	if len(s) == 0 {
+		c.empty++
+		return
+	}
+	// A value already counted exactly: replay its facts. (Null tokens are
+	// never counted, so they cannot be found here.)
+	h := hash64(unsafeBytes(s))
+	if i, ok := c.idx.get(h); ok {
+		c.mono = false
+		c.counts[i]++
+		c.replay(&c.info[i])
+		if c.overflow {
+			c.hashed(h, true)
+		}
+		return
+	}
+	if isNullToken(s) {
+		c.nulls++
+		if c.nullToks == nil {
+			c.nullToks = map[string]int64{}
+		}
+		if _, ok := c.nullToks[s]; ok {
+			c.nullToks[s]++
+		} else {
+			c.nullToks[strings.Clone(s)] = 1
+		}
+		return
+	}
+	vi := valInfo{n: int32(len(s)), shape: -1}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			vi.n = int32(utf8.RuneCountInString(s))
+			break
+		}
+	}
+	c.classifyInto(s, &vi)
+	if c.mono {
+		if vi.kind == kInt && !vi.lead0 && vi.f > c.monoLast {
+			c.monoLast = vi.f
+		} else {
+			c.mono = false
+		}
+	}
+	if vi.kind == kText {
+		c.textInfo(s, &vi)
+	}
+	if c.examples[vi.kind] == "" {
+		c.examples[vi.kind] = clip(s, 40)
+	}
+	c.replay(&vi)
+	c.count(s, h, &vi)
+}
+
+// replay adds one occurrence of a classified value to the statistics.
+func (c *colAcc) replay(vi *valInfo) {
+	n := int(vi.n)
+	c.lenMin = min(c.lenMin, n)
+	c.lenMax = max(c.lenMax, n)
+	c.lenSum += int64(n)
+	c.kinds[vi.kind]++
+	switch vi.kind {
+	case kInt:
+		if vi.lead0 {
+			c.lead0++
+		}
+		c.addNum(vi.f)
+	case kDec:
+		c.addNum(vi.f)
+	case kDate:
+		c.dLayoutCount[vi.layout]++
+		c.dCur = int(vi.layout)
+		c.dN++
+		c.dMin = min(c.dMin, vi.f)
+		c.dMax = max(c.dMax, vi.f)
+		if c.overflow {
+			c.dSketch.add(vi.f)
+		}
+	case kText:
+		if vi.text&textSpace != 0 {
+			c.spaces++
+		}
+		if vi.text&textEmail != 0 {
+			c.emails++
+		} else if vi.text&textURL != 0 {
+			c.urls++
+		}
+		if vi.shape >= 0 && !c.shapesOver {
+			c.shapeCounts[vi.shape]++
+		}
+	}
+}
+
+// classify returns the kind of a non-empty, trimmed, non-null value.
+func (c *colAcc) classify(s string) kind {
+	vi := valInfo{shape: -1}
+	c.classifyInto(s, &vi)
+	return vi.kind
+}
+
+// classifyInto sets vi.kind and the parsed value; it changes no statistics.
+func (c *colAcc) classifyInto(s string, vi *valInfo) {
+	vi.kind = kText
+	ch := s[0]
+	if (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' {
+		if _, f, lead0, ok := parseInt(s); ok {
+			vi.kind, vi.f, vi.lead0 = kInt, f, lead0
+			return
+		}
+		if looksDecimal(s) {
+			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
+				vi.kind, vi.f = kDec, f
+				return
+			}
+		}
+		if looksDate(s) {
+			if i, u, ok := c.parseDate(s); ok {
+				vi.kind, vi.f, vi.layout = kDate, u, int8(i)
+			}
+		}
+		return
+	}
+	if boolToken(s) {
+		vi.kind = kBool
+	}
+}
+
+func (c *colAcc) addNum(f float64) {
+	c.nN++
+	d := f - c.nMean
+	c.nMean += d / float64(c.nN)
+	c.nM2 += d * (f - c.nMean)
+	c.nMin = min(c.nMin, f)
+	c.nMax = max(c.nMax, f)
+	if f == 0 {
+		c.zeros++
+	} else if f < 0 {
+		c.negs++
+	}
+	if c.overflow {
+		c.nSketch.add(f)
+	}
+}
+
+// parseDate tries the layout that matched last, then the others, and
+// returns the matching layout and the time in Unix seconds.
+func (c *colAcc) parseDate(s string) (layout int, unix float64, ok bool) {
+	if c.dLayoutCount == nil {
+		c.dLayoutCount = make([]int64, len(dateLayouts))
+	}
+	try := func(i int) bool {
+		t, err := time.Parse(dateLayouts[i].layout, s)
+		if err != nil {
+			return false
+		}
+		layout, unix = i, float64(t.Unix())
+		return true
+	}
+	if c.dCur >= 0 && try(c.dCur) {
+		return layout, unix, true
+	}
+	for i := range dateLayouts {
+		if i != c.dCur && try(i) {
+			return layout, unix, true
+		}
+	}
+	return 0, 0, false
+}
+
+// textInfo sets the text flags and shape of a text value; a shape seen for
+// the first time is registered with count 0.
+func (c *colAcc) textInfo(s string, vi *valInfo) {
+	if strings.IndexByte(s, ' ') >= 0 {
+		vi.text |= textSpace
+	}
+	if at := strings.IndexByte(s, '@'); at > 0 && strings.IndexByte(s[at:], '.') > 1 && strings.IndexByte(s, ' ') < 0 {
+		vi.text |= textEmail
+	} else if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
+		vi.text |= textURL
+	}
+	if c.shapesOver || len(s) > 24 {
+		return
+	}
+	var buf [24]byte
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case b >= 'A' && b <= 'Z':
+			b = 'A'
+		case b >= 'a' && b <= 'z':
+			b = 'a'
+		case b >= '0' && b <= '9':
+			b = '9'
+		case b >= utf8.RuneSelf:
+			b = '~'
+		}
+		buf[i] = b
+	}
+	if c.shapes == nil {
+		c.shapes = map[string]int32{}
+	}
+	sh := buf[:len(s)]
+	if i, ok := c.shapes[string(sh)]; ok {
+		vi.shape = i
+		return
+	}
+	if len(c.shapes) >= 64 {
+		c.shapesOver = true
+		return
+	}
+	vi.shape = int32(len(c.shapeCounts))
+	c.shapes[string(sh)] = vi.shape
+	c.shapeNames = append(c.shapeNames, string(sh))
+	c.shapeCounts = append(c.shapeCounts, 0)
+}
+
+// countKey shortens very long values so the exact counter stays bounded.
+func countKey(s string) string {
+	if len(s) <= maxKeyLen {
+		return s
+	}
+	h := hash64(unsafeBytes(s))
+	return s[:maxKeyLen-17] + "\x00" + strconv.FormatUint(h, 16)
+}
+
+// count counts a value that add did not find among the exact counts.
+func (c *colAcc) count(s string, h uint64, vi *valInfo) {
+	if !c.overflow {
+		if c.idx.n < c.limit {
+			c.idx.set(h, int32(len(c.counts)))
+			c.keys = append(c.keys, strings.Clone(countKey(s)))
+			c.counts = append(c.counts, 1)
+			c.info = append(c.info, *vi)
+			return
+		}
+		c.startOverflow()
+	}
+	c.missed++
+	c.hashed(h, false)
+	c.ss.add(h, unsafeBytes(countKey(s)))
+}
+
+// startOverflow switches from exact counting to sketches; the exact counts
+// gathered so far seed the sketches and keep counting their own values.
+func (c *colAcc) startOverflow() {
+	c.overflow = true
+	// Quantiles were exact, from the counts; from here on they come from
+	// KLL sketches, seeded with the exact counts in first-seen order.
+	c.nSketch, c.dSketch = newKLL(kllK), newKLL(kllK)
+	for i, vi := range c.info {
+		switch vi.kind {
+		case kInt, kDec:
+			c.nSketch.addWeighted(vi.f, c.counts[i])
+		case kDate:
+			c.dSketch.addWeighted(vi.f, c.counts[i])
+		}
+	}
+	c.hll = newHLL()
+	c.ss = newSpaceSaving(256)
+	if !c.mono {
+		c.keySet = newU64Set(keySetLimit)
+	}
+	c.idx.each(func(h uint64, i int32) {
+		c.hll.add(h)
+		c.join.add(h)
+		if c.counts[i] > 1 {
+			c.keyDead = true
+		}
+		if !c.keyDead && c.keySet != nil {
+			c.keySet.insert(h)
+		}
+	})
+	if c.keyDead {
+		c.keySet = nil
+	}
+}
+
+// hashed feeds the hash of a value counted after overflow to the
+// sketches; known means the value was counted before.
+func (c *colAcc) hashed(h uint64, known bool) {
+	c.hll.add(h)
+	c.join.add(h)
+	if known {
+		c.keyDead = true
+		c.keySet = nil
+		return
+	}
+	if c.mono || c.keyDead {
+		return
+	}
+	if c.keySet == nil {
+		// the increasing run held when counting overflowed and has just
+		// broken: earlier values were not kept, so uniqueness is now an
+		// estimate, and the set detects repeats from here on
+		c.keyCap = true
+		c.keySet = newU64Set(keySetLimit)
+	}
+	dup, refused := c.keySet.insert(h)
+	if dup {
+		c.keyDead = true
+		c.keySet = nil
+	} else if refused {
+		c.keyCap = true
+	}
+	return
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// sortedCounts returns the exact value counts, most frequent first, ties
+// by value, so the output is deterministic.
+func (c *colAcc) sortedCounts() []ValueCount {
+	out := make([]ValueCount, 0, len(c.keys))
+	for i, k := range c.keys {
+		out = append(out, ValueCount{Value: displayKey(k), Count: c.counts[i]})
+	}
+	if c.overflow {
+		for _, e := range c.ss.ent {
+			out = append(out, ValueCount{Value: displayKey(string(e.val)), Count: e.count, Approx: true})
+		}
+	}
+	slices.SortFunc(out, func(a, b ValueCount) int {
+		if a.Count != b.Count {
+			if a.Count > b.Count {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	return out
+}
+
+func displayKey(k string) string {
+	if i := strings.IndexByte(k, 0); i >= 0 {
+		k = k[:i]
+	}
+	return clip(k, 40)
+}

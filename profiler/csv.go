@@ -1,0 +1,548 @@
+package profiler
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/text/encoding/charmap"
+)
+
+// CSVSniff is what sniffCSV found about a delimited text file.
+type CSVSniff struct {
+	Delimiter byte
+	Header    bool
+	Columns   []string
+	Encoding  string
+}
+
+const sniffBytes = 64 << 10
+
+// sniffCSV inspects the start of a text stream: binary content, encoding,
+// delimiter and header. The returned reader yields UTF-8 text without BOM.
+func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
+	br := bufio.NewReaderSize(r, sniffBytes)
+	head, err := br.Peek(sniffBytes)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, CSVSniff{}, fmt.Errorf("profiler: reading input: %w", err)
+	}
+	var s CSVSniff
+	if len(bytes.TrimSpace(head)) == 0 {
+		return nil, s, errors.New("profiler: the file is empty; nothing to profile")
+	}
+	var src io.Reader = br
+	s.Encoding = "utf-8"
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		br.Discard(3)
+		head = head[3:]
+		s.Encoding = "utf-8 (BOM)"
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return nil, s, errors.New("profiler: the file is UTF-16 encoded; convert it to UTF-8 and profile again")
+	}
+	if bytes.IndexByte(head, 0) >= 0 || controlShare(head) > 0.01 {
+		return nil, s, errors.New("profiler: the file looks binary, not delimited text; check the path or pass the right format (parquet, arrow)")
+	}
+	if !validUTF8Prefix(head) {
+		if undefined1252(head) {
+			return nil, s, errors.New("profiler: the file is neither UTF-8 nor Windows-1252 text; convert it to UTF-8 and profile again")
+		}
+		s.Encoding = "windows-1252 (decoded)"
+		src = charmap.Windows1252.NewDecoder().Reader(br)
+		head, _ = charmap.Windows1252.NewDecoder().Bytes(head)
+	}
+	s.Delimiter = sniffDelimiter(head, tsvHint)
+	cr := csv.NewReader(bytes.NewReader(head))
+	cr.Comma = rune(s.Delimiter)
+	cr.LazyQuotes = true
+	cr.FieldsPerRecord = -1
+	var recs [][]string
+	for len(recs) < 50 {
+		rec, err := cr.Read()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return nil, s, errors.New("profiler: no complete line in the first 64 KiB; is this a delimited text file?")
+	}
+	if len(head) == sniffBytes && len(recs) == 1 {
+		// first record does not even end in the window: keep it as header anyway
+	}
+	s.Header = looksHeader(recs)
+	if s.Header {
+		s.Columns = uniqueNames(recs[0])
+	} else {
+		s.Columns = uniqueNames(make([]string, len(recs[0])))
+	}
+	return src, s, nil
+}
+
+func controlShare(b []byte) float64 {
+	n := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			n++
+		}
+	}
+	return float64(n) / float64(len(b)+1)
+}
+
+// validUTF8Prefix allows a truncated rune at the end of the window.
+func validUTF8Prefix(b []byte) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	for i := 1; i < 4 && i < len(b); i++ {
+		if utf8.Valid(b[:len(b)-i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// sniffDelimiter picks, among , \t ; |, the delimiter whose count per line
+// (outside quotes) is most consistent and non-zero over the first lines.
+func sniffDelimiter(head []byte, tsvHint bool) byte {
+	cands := []byte{',', '\t', ';', '|'}
+	if tsvHint {
+		cands = []byte{'\t', ',', ';', '|'}
+	}
+	var lines [][4]int
+	var cur [4]int
+	inQ := false
+	for _, c := range head {
+		if c == '"' {
+			inQ = !inQ
+		}
+		if inQ {
+			continue
+		}
+		if c == '\n' {
+			lines = append(lines, cur)
+			cur = [4]int{}
+			if len(lines) == 30 {
+				break
+			}
+			continue
+		}
+		for i, d := range cands {
+			if c == d {
+				cur[i]++
+			}
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	best, bestScore := cands[0], -1.0
+	for i, d := range cands {
+		freq := map[int]int{}
+		for _, l := range lines {
+			freq[l[i]]++
+		}
+		mode, modeN := 0, 0
+		for v, n := range freq {
+			if n > modeN || n == modeN && v > mode {
+				mode, modeN = v, n
+			}
+		}
+		if mode == 0 {
+			continue
+		}
+		score := float64(modeN)/float64(len(lines))*1000 + float64(mode)
+		if score > bestScore {
+			best, bestScore = d, score
+		}
+	}
+	return best
+}
+
+func cellKind(s string) kind {
+	s = trimSpace(s)
+	if s == "" || isNullToken(s) {
+		return nKinds
+	}
+	c := newColAcc("", 1)
+	return c.classify(s)
+}
+
+// looksHeader decides whether the first record names the columns.
+func looksHeader(recs [][]string) bool {
+	first := recs[0]
+	for _, f := range first {
+		switch cellKind(f) {
+		case kInt, kDec, kDate:
+			return false
+		}
+	}
+	if len(recs) == 1 {
+		return true
+	}
+	for ci, f := range first {
+		repeated, typed := false, false
+		for _, r := range recs[1:] {
+			if ci >= len(r) {
+				continue
+			}
+			if trimSpace(r[ci]) == trimSpace(f) && f != "" {
+				repeated = true
+			}
+			if k := cellKind(r[ci]); k == kInt || k == kDec || k == kDate {
+				typed = true
+			}
+		}
+		if typed || !repeated {
+			continue
+		}
+		return false
+	}
+	// all text columns: header if its values never repeat below it
+	return true
+}
+
+func uniqueNames(in []string) []string {
+	out := make([]string, len(in))
+	seen := map[string]int{}
+	for i, n := range in {
+		n = trimSpace(n)
+		if n == "" {
+			n = "column_" + strconv.Itoa(i+1)
+		}
+		if k := seen[n]; k > 0 {
+			seen[n]++
+			n = n + "_" + strconv.Itoa(k+1)
+		}
+		seen[n]++
+		out[i] = n
+	}
+	return out
+}
+
+// csvReader is a streaming CSV parser producing Arrow record batches of
+// string columns. It never holds more than one batch and one read buffer,
+// so a huge field is truncated (with a warning) instead of growing memory.
+type csvReader struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	eof      bool
+	delim    byte
+	special  [256]bool // bytes that end an unquoted run: delimiter, CR, LF, quote
+	names    []string
+	schema   *arrow.Schema
+	maxField int
+
+	// record state
+	col        int
+	inQuote    bool
+	afterQuote bool
+	skipLF     bool
+	fieldLen   int
+	fieldQuot  bool
+	fieldTrunc bool
+	skipFirst  bool
+
+	data  [][]byte
+	offs  [][]int32
+	nulls [][]int
+	rows  int
+	batch int
+
+	rec arrow.RecordBatch
+	err error
+
+	// warnings
+	long, short, truncated, badQuote, badUTF8 int64
+}
+
+// A batch holds up to batchRows rows or batchBytes bytes of field data:
+// large enough that handing it to the column workers costs little, small
+// enough that the two batches in flight stay far below the memory bound.
+const (
+	batchBytes = 8 << 20
+	batchRows  = 65536
+)
+
+func newCSVReader(r io.Reader, s CSVSniff, maxField int) *csvReader {
+	fields := make([]arrow.Field, len(s.Columns))
+	for i, n := range s.Columns {
+		fields[i] = arrow.Field{Name: n, Type: arrow.BinaryTypes.String, Nullable: true}
+	}
+	c := &csvReader{r: r, buf: make([]byte, 1<<20), delim: s.Delimiter, names: s.Columns,
+		schema: arrow.NewSchema(fields, nil), maxField: maxField, skipFirst: s.Header}
+	c.special[c.delim], c.special['\n'], c.special['\r'], c.special['"'] = true, true, true, true
+	c.resetBatch()
+	return c
+}
+
+func (c *csvReader) resetBatch() {
+	n := len(c.names)
+	c.data = make([][]byte, n)
+	c.offs = make([][]int32, n)
+	c.nulls = make([][]int, n)
+	for i := range n {
+		c.data[i] = make([]byte, 0, batchBytes/n+64)
+		c.offs[i] = make([]int32, 1, batchRows+1)
+	}
+	c.rows = 0
+	c.batch = 0
+}
+
+func (c *csvReader) appendField(b []byte) {
+	if c.col >= len(c.names) || len(b) == 0 {
+		return
+	}
+	if c.fieldLen+len(b) > c.maxField {
+		if !c.fieldTrunc {
+			c.fieldTrunc = true
+			c.truncated++
+		}
+		b = b[:max(c.maxField-c.fieldLen, 0)]
+	}
+	c.fieldLen += len(b)
+	c.data[c.col] = append(c.data[c.col], b...)
+	c.batch += len(b)
+}
+
+func (c *csvReader) endField() {
+	if c.col < len(c.names) {
+		c.offs[c.col] = append(c.offs[c.col], int32(len(c.data[c.col])))
+	}
+	c.col++
+	c.fieldLen = 0
+	c.fieldQuot = false
+	c.fieldTrunc = false
+}
+
+// endRecord closes a record; it reports whether a batch is ready.
+func (c *csvReader) endRecord() bool {
+	blank := c.col == 0 && c.fieldLen == 0 && !c.fieldQuot
+	c.endField()
+	if blank {
+		// blank line: undo the single empty field
+		c.offs[0] = c.offs[0][:len(c.offs[0])-1]
+		c.col = 0
+		return false
+	}
+	if c.col > len(c.names) {
+		c.long++
+	}
+	if c.col < len(c.names) {
+		c.short++
+		for ; c.col < len(c.names); c.col++ {
+			c.offs[c.col] = append(c.offs[c.col], int32(len(c.data[c.col])))
+			c.nulls[c.col] = append(c.nulls[c.col], c.rows)
+		}
+	}
+	c.col = 0
+	if c.skipFirst {
+		c.skipFirst = false
+		c.resetBatch()
+		c.long, c.short = 0, 0
+		return false
+	}
+	c.rows++
+	return c.rows >= batchRows || c.batch >= batchBytes
+}
+
+func (c *csvReader) fill() bool {
+	if c.eof {
+		return false
+	}
+	c.pos = 0
+	n, err := io.ReadFull(c.r, c.buf)
+	c.end = n
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			c.eof = true
+		} else {
+			c.err = fmt.Errorf("profiler: reading input: %w", err)
+			return false
+		}
+	}
+	return n > 0
+}
+
+func (c *csvReader) parse() (ready bool) {
+	for {
+		if c.pos >= c.end && !c.fill() {
+			// end of input: close an unterminated last record
+			if c.inQuote {
+				c.badQuote++
+				c.inQuote = false
+			}
+			if c.col > 0 || c.fieldLen > 0 || c.fieldQuot || c.afterQuote {
+				c.afterQuote = false
+				c.endRecord()
+			}
+			return c.rows > 0
+		}
+		buf := c.buf[:c.end]
+		for c.pos < len(buf) {
+			if c.skipLF {
+				c.skipLF = false
+				if buf[c.pos] == '\n' {
+					c.pos++
+					continue
+				}
+			}
+			if c.inQuote {
+				i := bytes.IndexByte(buf[c.pos:], '"')
+				if i < 0 {
+					c.appendField(buf[c.pos:])
+					c.pos = len(buf)
+					break
+				}
+				c.appendField(buf[c.pos : c.pos+i])
+				c.pos += i + 1
+				c.inQuote, c.afterQuote = false, true
+				continue
+			}
+			if c.afterQuote {
+				c.afterQuote = false
+				if buf[c.pos] == '"' {
+					c.appendField(buf[c.pos : c.pos+1])
+					c.pos++
+					c.inQuote = true
+					continue
+				}
+				if b := buf[c.pos]; b != c.delim && b != '\n' && b != '\r' {
+					c.badQuote++
+				}
+			}
+			start := c.pos
+			d := c.delim
+			p := c.pos
+			sp := &c.special
+			for p < len(buf) && !sp[buf[p]] {
+				p++
+			}
+			c.appendField(buf[start:p])
+			c.pos = p
+			if p == len(buf) {
+				break
+			}
+			b := buf[p]
+			c.pos++
+			switch b {
+			case d:
+				c.endField()
+			case '\n', '\r':
+				c.skipLF = b == '\r'
+				if c.endRecord() {
+					return true
+				}
+			case '"':
+				if c.fieldLen == 0 && !c.fieldQuot {
+					c.inQuote, c.fieldQuot = true, true
+				} else {
+					c.badQuote++
+					c.appendField([]byte{'"'})
+				}
+			}
+		}
+	}
+}
+
+func (c *csvReader) Next() bool {
+	if c.rec != nil {
+		c.rec.Release()
+		c.rec = nil
+	}
+	if c.err != nil || !c.parse() {
+		return false
+	}
+	if c.err != nil {
+		return false
+	}
+	cols := make([]arrow.Array, len(c.names))
+	for i := range c.names {
+		data := c.data[i]
+		if !utf8.Valid(data) {
+			data, c.offs[i] = fixUTF8(data, c.offs[i])
+			c.badUTF8++
+		}
+		var bitmap *memory.Buffer
+		nnull := len(c.nulls[i])
+		if nnull > 0 {
+			bm := make([]byte, (c.rows+7)/8)
+			for r := range c.rows {
+				bm[r/8] |= 1 << (r % 8)
+			}
+			for _, r := range c.nulls[i] {
+				bm[r/8] &^= 1 << (r % 8)
+			}
+			bitmap = memory.NewBufferBytes(bm)
+		}
+		ad := array.NewData(arrow.BinaryTypes.String, c.rows,
+			[]*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offs[i])), memory.NewBufferBytes(data)},
+			nil, nnull, 0)
+		cols[i] = array.NewStringData(ad)
+		ad.Release()
+	}
+	c.rec = array.NewRecordBatch(c.schema, cols, int64(c.rows))
+	for _, a := range cols {
+		a.Release()
+	}
+	c.resetBatch()
+	return true
+}
+
+func fixUTF8(data []byte, offs []int32) ([]byte, []int32) {
+	out := make([]byte, 0, len(data))
+	no := make([]int32, len(offs))
+	for i := 1; i < len(offs); i++ {
+		out = append(out, bytes.ToValidUTF8(data[offs[i-1]:offs[i]], []byte("\uFFFD"))...)
+		no[i] = int32(len(out))
+	}
+	return out, no
+}
+
+func (c *csvReader) warningList() []string {
+	var w []string
+	add := func(n int64, f string) {
+		if n > 0 {
+			w = append(w, fmt.Sprintf(f, n))
+		}
+	}
+	add(c.long, "%d rows had more fields than the header (extra fields ignored)")
+	add(c.short, "%d rows had fewer fields than the header (missing fields counted as nulls)")
+	add(c.truncated, "%d fields exceeded the field size limit and were truncated")
+	add(c.badQuote, "%d malformed quotes (stray or unterminated quote characters)")
+	add(c.badUTF8, "%d batches contained invalid UTF-8 (replaced with U+FFFD)")
+	return w
+}
+
+func (c *csvReader) RecordBatch() arrow.RecordBatch { return c.rec }
+func (c *csvReader) Schema() *arrow.Schema          { return c.schema }
+func (c *csvReader) Err() error                     { return c.err }
+func (c *csvReader) Release() {
+	if c.rec != nil {
+		c.rec.Release()
+		c.rec = nil
+	}
+}
+
+var _ = strings.TrimSpace
+
+// undefined1252 reports bytes that Windows-1252 leaves undefined.
+func undefined1252(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case 0x81, 0x8d, 0x8f, 0x90, 0x9d:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,20 @@
+// Package profiler turns tabular data sources into compact statistical
+// profiles for an agent's memory: never raw data, only types, counts,
+// ranges, quantiles, category catalogs, a few clipped sample rows and the
+// relationships between sources.
+//
+// Sources (FileSource, SQLSource, RESTSource) are read as Apache Arrow
+// record batches in one streaming pass. Column statistics run in parallel
+// (one goroutine per column job, batches in order, so results are
+// deterministic) with bounded memory: exact value counts up to
+// Options.ExactDistinct distinct values per column, then HyperLogLog,
+// KLL quantiles, SpaceSaving heavy hitters and a bottom-k join sketch.
+//
+// A TableProfile renders as markdown within a token budget counted with
+// the cl100k_base tokenizer (Tokens, Counter), as JSON through its struct
+// tags, and as a complete memory file with front matter (SchemaFile).
+// Relate and RenderRelationships find join keys across sources.
+//
+// The package knows nothing of MCP, the memory store or where files are
+// written; callers own that.
+package profiler

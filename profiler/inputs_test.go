@@ -1,0 +1,302 @@
+package profiler
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestProfile_BadInput(t *testing.T) {
+	big := "id,blob\n1,\"" + strings.Repeat("x", 50<<20) + "\"\n2,small\n"
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i * 7919 % 256)
+	}
+	cases := []struct {
+		name, content string
+		wantErr       string // substring; "" means a profile
+		wantWarn      string
+	}{
+		{"empty", "", "empty", ""},
+		{"header only", "a,b,c\n", "", "no data rows"},
+		{"malformed quotes", "a,b\n1,\"x\"y\n2,\"unterminated\n", "", "malformed quotes"},
+		{"ragged rows", "a,b,c\n1,2\n1,2,3,4\n5,6,7\n", "", "fewer fields"},
+		{"invalid utf-8 late", "a,b\n" + strings.Repeat("x,y\n", 20000) + "\xff\xfe,z\n", "", "invalid UTF-8"},
+		{"50 MB field", big, "", "truncated"},
+		{"binary garbage", string(garbage), "binary", ""},
+		{"utf-16", "\xff\xfea\x00,\x00b\x00", "UTF-16", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeTemp(t, "in.csv", tc.content)
+			tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got := strings.Join(tp.Warnings, "; "); !strings.Contains(got, tc.wantWarn) {
+				t.Errorf("warnings %q, want %q", got, tc.wantWarn)
+			}
+			_ = tp.Markdown(0)
+		})
+	}
+}
+
+func TestFileSource_Formats(t *testing.T) {
+	tp := profileFile(t, "testdata/json-lines.jsonl")
+	if got, want := strings.Join(colNames(tp), ","), "id,tags,user.age,user.name,extra"; got != want {
+		t.Errorf("json columns = %s, want %s", got, want)
+	}
+	if got, want := col(tp, "extra").Nulls, int64(1); got != want {
+		t.Errorf("extra nulls = %d, want %d", got, want)
+	}
+	tp = profileFile(t, "testdata/array.json")
+	if got, want := col(tp, "ts").Type, TypeDateTime; got != want {
+		t.Errorf("ts type = %s, want %s", got, want)
+	}
+	if _, err := Profile(context.Background(), FileSource{Path: "testdata/nope.csv"}, nil); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing file err = %v", err)
+	}
+}
+
+func TestSQLSource_SQLite(t *testing.T) {
+	// Postgres harness (internal/pgtest) does not exist yet; SQLite only.
+	dsn := filepath.Join(t.TempDir(), "db.sqlite")
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, price REAL, at TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 20000; i++ {
+		if _, err := tx.Exec(`INSERT INTO t VALUES(?,?,?,?)`, i, fmt.Sprintf("n%d", i%40), float64(i)/3, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), SQLSource{Driver: "sqlite", DSN: dsn, Query: "SELECT * FROM t", Name: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tp.Rows, int64(20000); got != want {
+		t.Errorf("rows = %d, want %d", got, want)
+	}
+	if got, want := col(tp, "price").Type, TypeDecimal; got != want {
+		t.Errorf("price type = %s, want %s", got, want)
+	}
+	if got, want := col(tp, "at").Type, TypeEmpty; got != want {
+		t.Errorf("at type = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(tp.CandidateKeys, ","), "id"; got != want {
+		t.Errorf("keys = %s, want %s", got, want)
+	}
+	_, err = Profile(context.Background(), SQLSource{Driver: "postgres", DSN: "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=1", Query: "SELECT 1"}, nil)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("postgres error leaks or is nil: %v", err)
+	}
+}
+
+func TestRESTSource(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/items":
+			if r.Header.Get("Authorization") != "Bearer tok" {
+				http.Error(w, "no", http.StatusUnauthorized)
+				return
+			}
+			fmt.Fprint(w, `{"data":{"items":[{"id":1,"kind":"a"},{"id":2,"kind":"b"},{"id":3,"kind":"a"}]}}`)
+		case "/big":
+			fmt.Fprint(w, "["+strings.Repeat(`{"x":1},`, 10000)+`{"x":1}]`)
+		case "/slow":
+			time.Sleep(2 * time.Second)
+			fmt.Fprint(w, "[]")
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("TEST_API_TOKEN", "Bearer tok")
+	tp, err := Profile(context.Background(), RESTSource{URL: srv.URL + "/items", RecordsPath: "data.items",
+		Headers: map[string]string{"Authorization": "TEST_API_TOKEN"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tp.Rows, int64(3); got != want {
+		t.Errorf("rows = %d, want %d", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		src  RESTSource
+		want string
+	}{
+		{"size limit", RESTSource{URL: srv.URL + "/big", MaxBytes: 1000}, "size limit"},
+		{"timeout", RESTSource{URL: srv.URL + "/slow", Timeout: 200 * time.Millisecond}, "within"},
+		{"missing env", RESTSource{URL: srv.URL + "/items", Headers: map[string]string{"X-Key": "NOPE_UNSET_VAR"}}, "NOPE_UNSET_VAR"},
+		{"bad path", RESTSource{URL: srv.URL + "/items", RecordsPath: "data.rows", Headers: map[string]string{"Authorization": "TEST_API_TOKEN"}}, "no key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Profile(context.Background(), tc.src, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "Bearer tok") {
+				t.Errorf("error leaks secret: %v", err)
+			}
+		})
+	}
+}
+
+func FuzzSniffCSV(f *testing.F) {
+	for _, s := range []string{"a,b\n1,2\n", "x;y\r\n\"q\"\"\";3\r\n", "\xef\xbb\xbfa\tb\n", "", "\"\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "f.csv")
+		os.WriteFile(p, data, 0o644)
+		tp, err := Profile(context.Background(), FileSource{Path: p}, &Options{Workers: 2})
+		if err == nil {
+			_ = tp.Markdown(200)
+		}
+	})
+}
+
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{"12", "-0.5e3", "2024-01-02", "01/02/2024", "true", "N/A", "007", "1.2.3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := newColAcc("x", 10)
+		c.add(s)
+		c.add(s)
+		cp := c.finish()
+		if cp.Count+cp.Nulls+cp.Empty != 2 {
+			t.Fatalf("counts do not add up for %q: %+v", s, cp)
+		}
+	})
+}
+
+// BenchmarkProfileCSV profiles a generated CSV of 30 mixed columns
+// (PROFILER_BENCH_MB, default 200; or the file PROFILER_BENCH_CSV) end to
+// end and reports MB/s, MB per CPU-second and peak RSS.
+func BenchmarkProfileCSV(b *testing.B) {
+	mb := 200
+	if v := os.Getenv("PROFILER_BENCH_MB"); v != "" {
+		fmt.Sscan(v, &mb)
+	}
+	path := os.Getenv("PROFILER_BENCH_CSV") // an existing file, to skip generating one
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "bench.csv")
+		writeBenchCSV(b, path, int64(mb)<<20)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	runtime.GC()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Profile(context.Background(), FileSource{Path: path}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	// CPU time (user+sys of the whole process) is what the machine spent,
+	// whatever else competes for the cores; wall MB/s is ns/op.
+	if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+		b.ReportMetric(float64(st.Size())*float64(b.N)/(1<<20)/cpu, "MB/cpu-s")
+	}
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MB")
+	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+}
+
+func writeBenchCSV(b *testing.B, path string, size int64) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var sb strings.Builder
+	for c := range 30 {
+		if c > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "c%d", c)
+	}
+	sb.WriteByte('\n')
+	var written int64
+	for i := 0; written < size; i++ {
+		for c := range 30 {
+			if c > 0 {
+				sb.WriteByte(',')
+			}
+			x := uint64(i)*2654435761 + uint64(c)*40503
+			switch c % 6 {
+			case 0:
+				fmt.Fprintf(&sb, "%d", i)
+			case 1:
+				fmt.Fprintf(&sb, "%d.%02d", x%100000, x%100)
+			case 2:
+				sb.WriteString([]string{"alpha", "beta", "gamma", "delta", "NA"}[x%5])
+			case 3:
+				fmt.Fprintf(&sb, "2024-%02d-%02d", 1+x%12, 1+x%28)
+			case 4:
+				fmt.Fprintf(&sb, "user%d@example.com", x%50000)
+			case 5:
+				fmt.Fprintf(&sb, "%d", x%1000)
+			}
+		}
+		sb.WriteByte('\n')
+		if sb.Len() > 1<<20 {
+			n, _ := f.WriteString(sb.String())
+			written += int64(n)
+			sb.Reset()
+		}
+	}
+	f.WriteString(sb.String())
+}
+
+// cpuTime is the user+sys time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmHWM:"), "kB")), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,774 @@
+package profiler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Logical column types reported in ColumnProfile.Type.
+const (
+	TypeInteger     = "integer"
+	TypeDecimal     = "decimal"
+	TypeBoolean     = "boolean"
+	TypeDate        = "date"
+	TypeDateTime    = "datetime"
+	TypeIdentifier  = "identifier"
+	TypeCategorical = "categorical"
+	TypeText        = "text"
+	TypeEmpty       = "empty"
+)
+
+// Options tunes Profile. A nil *Options means the defaults.
+type Options struct {
+	// Name names the table in the rendering; default is the source's name.
+	Name string
+	// ExactDistinct is the number of distinct values per column counted
+	// exactly before switching to sketches (default 10,000).
+	ExactDistinct int
+	// Workers is the number of goroutines computing column statistics
+	// (default GOMAXPROCS).
+	Workers int
+	// Progress, if set, is called after each batch with the bytes read so
+	// far and the total (0 when unknown).
+	Progress func(bytesRead, totalBytes int64)
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.ExactDistinct <= 0 {
+		r.ExactDistinct = 10000
+	}
+	if r.Workers <= 0 {
+		r.Workers = runtime.GOMAXPROCS(0)
+	}
+	return r
+}
+
+// TableProfile is the statistical profile of one source. It holds no raw
+// data beyond the short, clipped sample rows and category values.
+type TableProfile struct {
+	Name            string           `json:"name"`
+	Format          string           `json:"format,omitempty"`
+	Encoding        string           `json:"encoding,omitempty"`
+	Rows            int64            `json:"rows"`
+	Columns         []*ColumnProfile `json:"columns"`
+	CandidateKeys   []string         `json:"candidate_keys"`
+	KeysApprox      bool             `json:"keys_approx,omitempty"`
+	DuplicateRows   int64            `json:"duplicate_rows"`
+	DuplicatesLower bool             `json:"duplicates_lower_bound,omitempty"`
+	Samples         [][]string       `json:"samples"`
+	Warnings        []string         `json:"warnings,omitempty"`
+	Fingerprint     string           `json:"fingerprint"`
+}
+
+// ColumnProfile is the profile of one column.
+type ColumnProfile struct {
+	Name          string       `json:"name"`
+	Type          string       `json:"type"`
+	Format        string       `json:"format,omitempty"`
+	Count         int64        `json:"count"`
+	Nulls         int64        `json:"nulls"`
+	Empty         int64        `json:"empty"`
+	NullTokens    []string     `json:"null_tokens,omitempty"`
+	Distinct      int64        `json:"distinct"`
+	DistinctExact bool         `json:"distinct_exact"`
+	Unique        bool         `json:"unique"`
+	Numeric       *NumStats    `json:"numeric,omitempty"`
+	Dates         *DateStats   `json:"dates,omitempty"`
+	Lengths       *LengthStats `json:"lengths,omitempty"`
+	Patterns      []string     `json:"patterns,omitempty"`
+	Top           []ValueCount `json:"top,omitempty"`
+	Rare          []ValueCount `json:"rare,omitempty"`
+	OtherCount    int64        `json:"other_count,omitempty"`
+	Warnings      []string     `json:"warnings,omitempty"`
+	Join          *JoinSketch  `json:"join,omitempty"`
+
+	padded int64
+}
+
+// NumStats summarises a numeric column. Quantiles are exact while the
+// column has at most Options.ExactDistinct distinct values and come from
+// a KLL sketch (rank error about 1%) beyond.
+type NumStats struct {
+	Min            float64    `json:"min"`
+	Max            float64    `json:"max"`
+	Mean           float64    `json:"mean"`
+	Std            float64    `json:"std"`
+	Zeros          int64      `json:"zeros"`
+	Negatives      int64      `json:"negatives"`
+	Quantiles      []Quantile `json:"quantiles"`
+	QuantilesExact bool       `json:"quantiles_exact"`
+}
+
+// Quantile is the value V at rank Q (0..1).
+type Quantile struct {
+	Q float64 `json:"q"`
+	V float64 `json:"v"`
+}
+
+// DateStats summarises a date/time column (values in UTC).
+type DateStats struct {
+	Min       string   `json:"min"`
+	Max       string   `json:"max"`
+	Quantiles []string `json:"quantiles"` // at QuantileRanks
+}
+
+// LengthStats gives string lengths in characters.
+type LengthStats struct {
+	Min  int     `json:"min"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// ValueCount is a value and how often it occurs. Approx marks a count from
+// the heavy-hitter sketch (an upper bound) rather than an exact count.
+type ValueCount struct {
+	Value  string `json:"value"`
+	Count  int64  `json:"count"`
+	Approx bool   `json:"approx,omitempty"`
+}
+
+// JoinSketch is a bottom-k sample of a column's value hashes, used by
+// Relate. Exact means it holds every distinct value's hash.
+type JoinSketch struct {
+	Exact  bool     `json:"exact"`
+	Hashes []uint64 `json:"hashes"`
+}
+
+// QuantileRanks are the ranks reported in NumStats.Quantiles and DateStats.
+var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
+
+// Profile reads src in one streaming pass and returns its profile.
+// Column statistics are computed in parallel across Options.Workers
+// goroutines; memory is bounded by the batch size and the sketch sizes,
+// not by the input size.
+func Profile(ctx context.Context, src Source, opts *Options) (*TableProfile, error) {
+	o := opts.withDefaults()
+	rr, err := src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+
+	p := &profileRun{opts: o, byName: map[string]int{}, rows: newRowAcc()}
+	var pending *batchJob
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			p.wait(pending)
+			return nil, err
+		}
+		rec := rr.RecordBatch()
+		rec.Retain()
+		p.wait(pending)
+		pending = p.start(rec)
+		if o.Progress != nil {
+			read, total := rr.Progress()
+			o.Progress(read, total)
+		}
+	}
+	p.wait(pending)
+	if err := rr.Err(); err != nil {
+		return nil, err
+	}
+	if sc, ok := rr.(interface{ Schema() *arrow.Schema }); ok && len(p.cols) == 0 {
+		for _, f := range sc.Schema().Fields() {
+			p.byName[f.Name] = len(p.cols)
+			p.cols = append(p.cols, newColAcc(f.Name, o.ExactDistinct))
+		}
+	}
+	info := rr.Info()
+	tp := p.finish()
+	tp.Name = o.Name
+	if tp.Name == "" {
+		tp.Name = info.Name
+	}
+	tp.Format = info.Format
+	tp.Encoding = info.Encoding
+	tp.Warnings = append(info.Warnings, tp.Warnings...)
+	if len(tp.Columns) == 0 {
+		return nil, errors.New("profiler: the source has no columns (empty input?)")
+	}
+	return tp, nil
+}
+
+type profileRun struct {
+	opts   Options
+	cols   []*colAcc
+	byName map[string]int
+	rows   *rowAcc
+	nrows  int64
+}
+
+type batchJob struct {
+	wg  sync.WaitGroup
+	rec arrow.RecordBatch
+}
+
+func (p *profileRun) wait(b *batchJob) {
+	if b == nil {
+		return
+	}
+	b.wg.Wait()
+	b.rec.Release()
+}
+
+// start assigns the batch's columns to accumulators and launches the
+// workers; accumulators see batches strictly in order, so results are
+// deterministic whatever the scheduling.
+func (p *profileRun) start(rec arrow.RecordBatch) *batchJob {
+	n := rec.NumRows()
+	schema := rec.Schema()
+	present := make([]arrow.Array, len(p.cols))
+	for i, f := range schema.Fields() {
+		ci, ok := p.byName[f.Name]
+		if !ok {
+			ci = len(p.cols)
+			p.byName[f.Name] = ci
+			acc := newColAcc(f.Name, p.opts.ExactDistinct)
+			acc.addMissing(p.nrows)
+			p.cols = append(p.cols, acc)
+			present = append(present, nil)
+		}
+		present[ci] = rec.Column(i)
+	}
+	p.nrows += n
+	b := &batchJob{rec: rec}
+	var next atomic.Int64
+	jobs := len(p.cols) + 1
+	workers := min(p.opts.Workers, jobs)
+	b.wg.Add(workers)
+	for range workers {
+		go func() {
+			defer b.wg.Done()
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= jobs {
+					return
+				}
+				if j == len(p.cols) {
+					p.rows.addBatch(present, int(n))
+					continue
+				}
+				if present[j] == nil {
+					p.cols[j].addMissing(n)
+				} else {
+					addArray(p.cols[j], present[j])
+				}
+			}
+		}()
+	}
+	return b
+}
+
+func addArray(c *colAcc, arr arrow.Array) {
+	switch a := arr.(type) {
+	case *array.String:
+		for i := 0; i < a.Len(); i++ {
+			if a.IsNull(i) {
+				c.addMissing(1)
+			} else {
+				c.add(a.Value(i))
+			}
+		}
+	case *array.LargeString:
+		for i := 0; i < a.Len(); i++ {
+			if a.IsNull(i) {
+				c.addMissing(1)
+			} else {
+				c.add(a.Value(i))
+			}
+		}
+	default:
+		for i := 0; i < a.Len(); i++ {
+			if a.IsNull(i) {
+				c.addMissing(1)
+			} else {
+				c.add(valueString(a, i))
+			}
+		}
+	}
+}
+
+// valueString renders a typed Arrow value the way the text inference
+// understands it.
+func valueString(a arrow.Array, i int) string {
+	switch v := a.(type) {
+	case *array.Timestamp:
+		unit := v.DataType().(*arrow.TimestampType).Unit
+		return v.Value(i).ToTime(unit).UTC().Format(time.RFC3339Nano)
+	case *array.Date32:
+		return v.Value(i).ToTime().Format("2006-01-02")
+	case *array.Date64:
+		return v.Value(i).ToTime().Format("2006-01-02")
+	case *array.Float64:
+		return strconv.FormatFloat(v.Value(i), 'g', -1, 64)
+	case *array.Float32:
+		return strconv.FormatFloat(float64(v.Value(i)), 'g', -1, 32)
+	}
+	return a.ValueStr(i)
+}
+
+func (p *profileRun) finish() *TableProfile {
+	tp := &TableProfile{Rows: p.nrows}
+	names := make([]string, len(p.cols))
+	for i, c := range p.cols {
+		cp := c.finish()
+		tp.Columns = append(tp.Columns, cp)
+		names[i] = c.name
+		if cp.Unique && cp.Type != TypeDecimal && cp.Type != TypeText {
+			tp.CandidateKeys = append(tp.CandidateKeys, cp.Name)
+			if !cp.DistinctExact {
+				tp.KeysApprox = true
+			}
+		}
+	}
+	var padded []string
+	for _, c := range tp.Columns {
+		if c.padded > 0 {
+			padded = append(padded, c.Name)
+		}
+	}
+	if len(padded) > 0 {
+		tp.Warnings = append(tp.Warnings, fmt.Sprintf("surrounding whitespace trimmed in %d columns", len(padded)))
+	}
+	r := p.rows
+	tp.DuplicateRows = r.dups
+	tp.DuplicatesLower = r.capped
+	tp.Samples = r.pickSamples(len(p.cols))
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+	}
+	h.Write(r.fp[:])
+	fmt.Fprintf(h, "%d", p.nrows)
+	tp.Fingerprint = "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
+	if len(p.cols) > 0 && p.nrows == 0 {
+		tp.Warnings = append(tp.Warnings, "no data rows (header only)")
+	}
+	return tp
+}
+
+func (c *colAcc) finish() *ColumnProfile {
+	cp := &ColumnProfile{Name: c.name, Nulls: c.nulls, Empty: c.empty}
+	nn := c.rows - c.nulls - c.empty
+	cp.Count = nn
+	for t := range c.nullToks {
+		cp.NullTokens = append(cp.NullTokens, t)
+	}
+	sort.Strings(cp.NullTokens)
+	if c.overflow {
+		cp.Distinct = int64(math.Round(c.hll.estimate()))
+		cp.Distinct = max(cp.Distinct, int64(len(c.keys)))
+		cp.Distinct = min(cp.Distinct, nn)
+	} else {
+		cp.Distinct = int64(len(c.keys))
+		cp.DistinctExact = true
+	}
+	// uniqueness
+	if nn > 0 && c.nulls == 0 && c.empty == 0 {
+		if !c.overflow {
+			cp.Unique = cp.Distinct == nn
+		} else if !c.keyDead {
+			if c.keyCap {
+				cp.Unique = float64(cp.Distinct) >= 0.97*float64(nn)
+			} else {
+				cp.Unique = true
+				cp.DistinctExact = true
+				cp.Distinct = nn
+			}
+		}
+	}
+	cp.padded = c.padded
+	if nn == 0 {
+		cp.Type = TypeEmpty
+		return cp
+	}
+	share := func(k ...kind) float64 {
+		var s int64
+		for _, x := range k {
+			s += c.kinds[x]
+		}
+		return float64(s) / float64(nn)
+	}
+	const conform = 0.99
+	var main []kind
+	switch {
+	case share(kInt) >= conform && c.lead0 == 0:
+		cp.Type, main = TypeInteger, []kind{kInt}
+	case share(kInt, kDec) >= conform && c.lead0 == 0:
+		cp.Type, main = TypeDecimal, []kind{kInt, kDec}
+	case share(kBool) >= conform:
+		cp.Type, main = TypeBoolean, []kind{kBool}
+	case share(kDate) >= conform:
+		best := 0
+		for i, n := range c.dLayoutCount {
+			if n > c.dLayoutCount[best] {
+				best = i
+			}
+		}
+		cp.Type = TypeDate
+		if dateLayouts[best].hasTime {
+			cp.Type = TypeDateTime
+		}
+		cp.Format = dateLayouts[best].display
+		main = []kind{kDate}
+	}
+	if main != nil {
+		// report values not of the main kind
+		for k := range nKinds {
+			if slices.Contains(main, kind(k)) || c.kinds[k] == 0 {
+				continue
+			}
+			cp.Warnings = append(cp.Warnings, fmt.Sprintf("%d values are %s, not %s (e.g. %q)", c.kinds[k], kindNames[k], cp.Type, c.examples[k]))
+		}
+	}
+	sc := c.sortedCounts()
+	if main == nil {
+		ratio := float64(cp.Distinct) / float64(nn)
+		switch {
+		case cp.Distinct <= 50 || (ratio <= 0.1 && cp.Distinct <= 2000 && c.lenMax <= 60):
+			cp.Type = TypeCategorical
+		case ratio >= 0.9 && c.lenMax <= 64 && float64(c.spaces) <= 0.05*float64(nn):
+			cp.Type = TypeIdentifier
+		case float64(c.spaces) <= 0.05*float64(nn) && c.lenMax <= 40:
+			cp.Type = TypeIdentifier
+		default:
+			cp.Type = TypeText
+		}
+		if c.lead0 > 0 && cp.Type != TypeCategorical {
+			cp.Type = TypeIdentifier
+		}
+	}
+	switch cp.Type {
+	case TypeInteger, TypeDecimal:
+		st := &NumStats{Min: c.nMin, Max: c.nMax, Mean: c.nMean, Zeros: c.zeros, Negatives: c.negs}
+		if c.nN > 1 {
+			st.Std = math.Sqrt(c.nM2 / float64(c.nN-1))
+		}
+		st.Quantiles, st.QuantilesExact = c.numQuantiles()
+		cp.Numeric = st
+	case TypeDate, TypeDateTime:
+		layout := "2006-01-02"
+		if cp.Type == TypeDateTime {
+			layout = "2006-01-02 15:04:05"
+		}
+		f := func(u float64) string { return time.Unix(int64(u), 0).UTC().Format(layout) }
+		ds := &DateStats{Min: f(c.dMin), Max: f(c.dMax)}
+		qs := c.exactQuantiles(kDate)
+		if c.overflow {
+			qs = c.dSketch.quantiles(QuantileRanks)
+		}
+		for _, v := range qs {
+			ds.Quantiles = append(ds.Quantiles, f(v))
+		}
+		cp.Dates = ds
+	}
+	if c.lenMax > 0 {
+		cp.Lengths = &LengthStats{Min: c.lenMin, Max: c.lenMax, Mean: round(float64(c.lenSum)/float64(nn), 1)}
+	}
+	if cp.Type == TypeIdentifier || cp.Type == TypeCategorical || cp.Type == TypeText {
+		cp.Patterns = c.patterns(nn)
+	}
+	if cp.Type == TypeCategorical || cp.Type == TypeBoolean || cp.Type == TypeText || cp.Type == TypeIdentifier {
+		c.catalog(cp, sc, nn)
+	}
+	if cp.Type != TypeDecimal && cp.Type != TypeText && cp.Type != TypeBoolean {
+		js := &JoinSketch{Exact: !c.overflow || !c.join.full()}
+		if !c.overflow {
+			c.idx.each(func(h uint64, _ int32) { c.join.add(h) })
+			js.Exact = !c.join.full()
+		}
+		js.Hashes = slices.Clone(c.join.h)
+		cp.Join = js
+	}
+	return cp
+}
+
+func round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+func (c *colAcc) numQuantiles() ([]Quantile, bool) {
+	var out []Quantile
+	if !c.overflow {
+		for i, v := range c.exactQuantiles(kInt, kDec) {
+			out = append(out, Quantile{QuantileRanks[i], v})
+		}
+		return out, true
+	}
+	for i, v := range c.nSketch.quantiles(QuantileRanks) {
+		out = append(out, Quantile{QuantileRanks[i], v})
+	}
+	return out, false
+}
+
+// exactQuantiles computes the values at QuantileRanks from the exact counts
+// of the values of the given kinds (nil when there are none).
+func (c *colAcc) exactQuantiles(kinds ...kind) []float64 {
+	type vc struct {
+		v float64
+		n int64
+	}
+	var vs []vc
+	var total int64
+	for i, vi := range c.info {
+		if slices.Contains(kinds, vi.kind) {
+			vs = append(vs, vc{vi.f, c.counts[i]})
+			total += c.counts[i]
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	slices.SortFunc(vs, func(a, b vc) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	var out []float64
+	for _, q := range QuantileRanks {
+		target := max(int64(math.Ceil(q*float64(total))), 1)
+		var cum int64
+		for _, x := range vs {
+			cum += x.n
+			if cum >= target {
+				out = append(out, x.v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (c *colAcc) patterns(nn int64) []string {
+	var out []string
+	if float64(c.emails) >= 0.5*float64(nn) {
+		out = append(out, fmt.Sprintf("email %.0f%%", 100*float64(c.emails)/float64(nn)))
+	}
+	if float64(c.urls) >= 0.5*float64(nn) {
+		out = append(out, fmt.Sprintf("url %.0f%%", 100*float64(c.urls)/float64(nn)))
+	}
+	if c.shapesOver || len(c.shapes) == 0 {
+		return out
+	}
+	type sh struct {
+		s string
+		n int64
+	}
+	var all []sh
+	var total int64
+	for i, s := range c.shapeNames {
+		n := c.shapeCounts[i]
+		all = append(all, sh{s, n})
+		total += n
+	}
+	if float64(total) < 0.9*float64(c.kinds[kText]) {
+		return out
+	}
+	slices.SortFunc(all, func(a, b sh) int {
+		if a.n != b.n {
+			if a.n > b.n {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.s, b.s)
+	})
+	// code-like: a few shapes with digits or upper-case runs cover ≥90%
+	var cov int64
+	var shapes []string
+	for _, s := range all[:min(3, len(all))] {
+		if !strings.ContainsAny(s.s, "9") {
+			continue
+		}
+		cov += s.n
+		shapes = append(shapes, s.s)
+	}
+	if len(shapes) > 0 && float64(cov) >= 0.9*float64(c.kinds[kText]) {
+		out = append(out, "code-like "+strings.Join(shapes, "|"))
+	}
+	return out
+}
+
+// catalog fills Top, Rare and OtherCount. Up to 30 values are listed in
+// full; beyond, the 20 most frequent and the 10 rarest.
+func (c *colAcc) catalog(cp *ColumnProfile, sc []ValueCount, nn int64) {
+	if cp.Type == TypeIdentifier && cp.Unique || cp.Type == TypeText && cp.Distinct > 30 {
+		// unique or free text: only values repeated at least twice are worth naming
+		var top []ValueCount
+		for _, v := range sc[:min(5, len(sc))] {
+			if v.Count > 1 {
+				top = append(top, v)
+			}
+		}
+		cp.Top = top
+		return
+	}
+	if len(sc) <= 30 && !c.overflow {
+		cp.Top = sc
+		return
+	}
+	cp.Top = sc[:min(20, len(sc))]
+	if !c.overflow && len(sc) > 20 {
+		rest := sc[20:]
+		n := min(10, len(rest))
+		rare := slices.Clone(rest[len(rest)-n:])
+		slices.Reverse(rare)
+		cp.Rare = rare
+	}
+	var listed int64
+	for _, v := range cp.Top {
+		listed += v.Count
+	}
+	for _, v := range cp.Rare {
+		listed += v.Count
+	}
+	cp.OtherCount = max(nn-listed, 0)
+}
+
+// rowAcc computes row-level facts: duplicate rows, the content
+// fingerprint and sample candidates.
+type rowAcc struct {
+	set    *u64set
+	dups   int64
+	capped bool
+	fp     [32]byte
+	fpHash uint64
+	cands  [][]string
+	hs     []uint64
+}
+
+const (
+	rowSetLimit   = 3 << 20 // distinct rows tracked exactly: a 32 MiB table at 3/4 load
+	sampleWindow  = 2000
+	sampleCellLen = 40
+)
+
+func newRowAcc() *rowAcc { return &rowAcc{set: newU64Set(rowSetLimit)} }
+
+func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
+	if cap(r.hs) < n {
+		r.hs = make([]uint64, n)
+	}
+	hs := r.hs[:n]
+	for i := range hs {
+		hs[i] = 0x9e3779b97f4a7c15
+	}
+	for ci, a := range cols {
+		salt := uint64(ci + 1)
+		if a == nil {
+			for i := range hs {
+				hs[i] = mix64(hs[i], salt)
+			}
+			continue
+		}
+		s, isStr := a.(*array.String)
+		for i := range hs {
+			var v uint64
+			switch {
+			case a.IsNull(i):
+				v = salt * 0x51afd7ed558ccd
+			case isStr:
+				v = hash64(unsafeBytes(trimSpace(s.Value(i))))
+			default:
+				v = hash64([]byte(valueString(a, i)))
+			}
+			hs[i] = mix64(hs[i]^salt, v)
+		}
+	}
+	for i, h := range hs {
+		r.fpHash = mix64(r.fpHash, h)
+		dup, refused := r.set.insert(h)
+		if dup {
+			r.dups++
+		} else if refused {
+			r.capped = true
+		}
+		if len(r.cands) < sampleWindow {
+			row := make([]string, len(cols))
+			for ci, a := range cols {
+				if a == nil || a.IsNull(i) {
+					continue
+				}
+				var v string
+				if s, ok := a.(*array.String); ok {
+					v = trimSpace(s.Value(i))
+				} else {
+					v = valueString(a, i)
+				}
+				row[ci] = clip(v, sampleCellLen)
+			}
+			r.cands = append(r.cands, row)
+		}
+	}
+	for i := range 8 {
+		r.fp[i] = byte(r.fpHash >> (8 * i))
+	}
+}
+
+func missing(v string) bool { return v == "" || isNullToken(v) }
+
+// pickSamples chooses up to three rows that differ from each other in as
+// many columns as possible, preferring complete rows.
+func (r *rowAcc) pickSamples(ncols int) [][]string {
+	var picked [][]string
+	used := map[int]bool{}
+	for len(picked) < 3 && len(used) < len(r.cands) {
+		best, bestScore := -1, -1
+		for i, row := range r.cands {
+			if used[i] {
+				continue
+			}
+			score := 0
+			for ci := range row {
+				if missing(row[ci]) {
+					continue
+				}
+				score++
+				diff := true
+				for _, p := range picked {
+					if ci < len(p) && p[ci] == row[ci] {
+						diff = false
+					}
+				}
+				if diff {
+					score += 2
+				}
+			}
+			if score > bestScore {
+				best, bestScore = i, score
+			}
+		}
+		used[best] = true
+		row := r.cands[best]
+		for len(row) < ncols {
+			row = append(row, "")
+		}
+		picked = append(picked, row)
+	}
+	return picked
+}
