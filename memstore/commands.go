@@ -532,3 +532,74 @@ func (s *Store) List(p string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// Put writes whole files, creating or overwriting each, in one commit.
+// Files whose content is unchanged are left alone; when nothing changes no
+// commit is made and WriteResult.Commit is empty. It is for programs that
+// own the files they write (profiles, generated artifacts), not for edits
+// of text a model has read: those use StrReplace and Insert.
+// WriteOptions.ExpectedSHA is not used.
+func (s *Store) Put(ctx context.Context, files map[string]string, w *WriteOptions) (WriteResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := validateWrite(w); err != nil {
+		return WriteResult{}, err
+	}
+	head, err := s.git.headCommit()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	tree, err := head.Tree()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	var changes []change
+	var paths []string
+	for p, text := range files {
+		rel, err := s.cleanPath(p)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		if _, isDir, err := entryKind(tree, rel); err != nil {
+			return WriteResult{}, err
+		} else if isDir {
+			return WriteResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("Error: The path %s is a directory.", virtual(rel)),
+				Hint: "Give the path of a file."}
+		}
+		if old, ok, err := readFile(tree, rel); err != nil {
+			return WriteResult{}, err
+		} else if ok && string(old) == text {
+			continue
+		}
+		changes = append(changes, change{Path: rel, Content: []byte(text)})
+		paths = append(paths, virtual(rel))
+	}
+	if len(changes) == 0 {
+		return WriteResult{Message: "No change: the files already hold this content."}, nil
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	sort.Strings(paths)
+	subject := "put " + changes[0].Path
+	if len(changes) > 1 {
+		subject = fmt.Sprintf("put %d files under %s", len(changes), commonDir(changes))
+	}
+	commit, err := s.write(ctx, head, changes, subject, "put", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Message: "Wrote " + strings.Join(paths, ", "), Commit: commit}, nil
+}
+
+// commonDir returns the deepest directory holding every changed path.
+func commonDir(changes []change) string {
+	dir := path.Dir(changes[0].Path)
+	for _, c := range changes[1:] {
+		for dir != "." && !strings.HasPrefix(c.Path, dir+"/") {
+			dir = path.Dir(dir)
+		}
+	}
+	if dir == "." {
+		return Root
+	}
+	return virtual(dir)
+}

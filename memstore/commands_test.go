@@ -273,3 +273,47 @@ func TestStore_List(t *testing.T) {
 		t.Errorf("missing directory: %v", err)
 	}
 }
+
+func TestStore_Put(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	mustCreate(t, s, "/memories/workspaces/w/schemas/a.md", "old\n")
+	files := map[string]string{
+		"/memories/workspaces/w/schemas/a.md":             "# a\n",
+		"/memories/workspaces/w/schemas/relationships.md": "# relationships\n",
+	}
+	before := commitCount(t, s)
+	res, err := s.Put(ctx, files, &memstore.WriteOptions{Tool: "profile_source", Source: memstore.SourceTrustedToolResult})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := commitCount(t, s); got != before+1 {
+		t.Errorf("Put made %d commits, want 1", got-before)
+	}
+	if got, want := res.Message, "Wrote /memories/workspaces/w/schemas/a.md, /memories/workspaces/w/schemas/relationships.md"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	for p, want := range files {
+		if got, _, _ := s.Read(p); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	if subject := gitCmd(t, s, "log", "-1", "--format=%s"); subject != "put 2 files under /memories/workspaces/w/schemas\n" {
+		t.Errorf("subject %q", subject)
+	}
+	// Unchanged content makes no commit.
+	if res, err := s.Put(ctx, files, nil); err != nil || res.Commit != "" {
+		t.Errorf("unchanged Put: %+v, %v", res, err)
+	}
+	// The gate still applies, and a refusal writes nothing.
+	bad := map[string]string{"/memories/workspaces/w/ok.md": "fine\n", "/memories/workspaces/w/bad.md": "key: AKIA" + "Q3EXAMPLEZZTESTK\n"}
+	if _, err := s.Put(ctx, bad, nil); !errors.Is(err, memstore.ErrRejected) {
+		t.Errorf("Put with a secret: %v", err)
+	}
+	if _, _, err := s.Read("/memories/workspaces/w/ok.md"); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("a refused Put wrote ok.md: %v", err)
+	}
+	if got := commitCount(t, s); got != before+1 {
+		t.Errorf("%d commits after refused and unchanged Puts, want %d", got, before+1)
+	}
+}
