@@ -187,6 +187,9 @@ func (s *Store) ensureRoot() error {
 // Dir returns the directory holding the memory repository's working files.
 func (s *Store) Dir() string { return s.dir }
 
+// Limits returns the limits the store's write gate enforces.
+func (s *Store) Limits() gate.Limits { return s.opts.Limits }
+
 // Close writes what is pending and releases the store. The index is owned
 // by the caller and not closed.
 func (s *Store) Close(ctx context.Context) error {

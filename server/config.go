@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"time"
 )
 
@@ -18,6 +19,16 @@ type Config struct {
 	Index    IndexConfig    `mapstructure:"index" yaml:"index"`
 	Embedder EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
 	HTTP     HTTPConfig     `mapstructure:"http" yaml:"http"`
+	Profile  ProfileConfig  `mapstructure:"profile" yaml:"profile"`
+}
+
+// ProfileConfig configures the profile_source tool.
+type ProfileConfig struct {
+	// DataRoots are the directories whose files (and SQLite databases)
+	// profile_source may read, as absolute paths; env
+	// SELMEM_PROFILE_DATA_ROOTS, comma-separated. Empty: no file can be
+	// profiled through MCP. The command line reads any file its user names.
+	DataRoots []string `mapstructure:"data_roots" yaml:"data_roots"`
 }
 
 // HTTPConfig configures `selmem serve` over streamable HTTP.
@@ -123,6 +134,11 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {
 		bad("http.shutdown_timeout", "must be > 0")
+	}
+	for _, r := range c.Profile.DataRoots {
+		if !filepath.IsAbs(r) {
+			bad("profile.data_roots", "%q is not an absolute path", r)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -24,6 +24,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"openai dim", func(c *Config) {
 			c.Embedder = EmbedderConfig{Kind: "openai", BaseURL: "http://localhost:11434", Model: "m"}
 		}, "embedder.dim:"},
+		{"data roots relative", func(c *Config) { c.Profile.DataRoots = []string{"/srv/data", "data"} }, "profile.data_roots:"},
+		{"data roots ok", func(c *Config) { c.Profile.DataRoots = []string{"/srv/data"} }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,6 +93,7 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		DefaultSource: DefaultSource(o.Transport),
 		Logger:        log,
 		Changed:       reg.Changed,
+		DataRoots:     cfg.Profile.DataRoots,
 	})
 	return srv
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -45,13 +46,21 @@ func parseArgSchema(t mcp.Tool) argSchema {
 // checking for unknown, missing and mistyped arguments, with messages the
 // model can act on — and runs fn. A null argument counts as absent.
 func typed[A any](t mcp.Tool, fn func(ctx context.Context, args A) *mcp.CallToolResult) server.ServerTool {
+	return typedRequest(t, func(ctx context.Context, _ mcp.CallToolRequest, args A) *mcp.CallToolResult {
+		return fn(ctx, args)
+	})
+}
+
+// typedRequest is typed for handlers that also need the request itself,
+// e.g. its progress token.
+func typedRequest[A any](t mcp.Tool, fn func(ctx context.Context, req mcp.CallToolRequest, args A) *mcp.CallToolResult) server.ServerTool {
 	schema := parseArgSchema(t)
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
 		if msg := schema.bind(req, &args); msg != "" {
 			return mcp.NewToolResultError(msg), nil
 		}
-		return fn(ctx, args), nil
+		return fn(ctx, req, args), nil
 	}}
 }
 
@@ -130,9 +139,74 @@ func (s argSchema) bind(req mcp.CallToolRequest, target any) string {
 // checkType compares a JSON value with the type its schema property
 // declares, so a wrong type is named by argument rather than by Go field.
 func (s argSchema) checkType(name string, v json.RawMessage) string {
-	prop := s.properties[name]
+	return checkValue(s.tool, name, s.properties[name], v)
+}
+
+// checkValue checks v against prop; for an object with declared
+// properties it checks the fields too, naming them as arg.field.
+func checkValue(tool, name string, prop map[string]any, v json.RawMessage) string {
 	if !matches(prop, v) {
 		return fmt.Sprintf("Error: %s must be %s, not %s.", name, describe(prop), jsonKind(v))
+	}
+	if jsonKind(v) != "an object" {
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(v, &fields) != nil {
+		return ""
+	}
+	props, ok := prop["properties"].(map[string]any)
+	if !ok {
+		// A map: every value must match additionalProperties.
+		if ap, ok := prop["additionalProperties"].(map[string]any); ok {
+			for _, k := range slices.Sorted(maps.Keys(fields)) {
+				if !matches(ap, fields[k]) {
+					return fmt.Sprintf("Error: %s.%s must be %s, not %s.", name, k, describe(ap), jsonKind(fields[k]))
+				}
+			}
+		}
+		return ""
+	}
+	sub := argSchema{tool: tool, properties: map[string]map[string]any{}}
+	for k, p := range props {
+		sub.properties[k], _ = p.(map[string]any)
+	}
+	if req, ok := prop["required"].([]any); ok {
+		for _, r := range req {
+			if r, ok := r.(string); ok {
+				sub.required = append(sub.required, r)
+			}
+		}
+	}
+	var unknown, missing []string
+	for k, fv := range fields {
+		if bytes.Equal(bytes.TrimSpace(fv), []byte("null")) {
+			delete(fields, k)
+		} else if _, ok := sub.properties[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Sprintf("Error: %s does not take the field(s) %s. Its fields are: %s.", name, quoteList(unknown), sub.paramList())
+	}
+	for _, k := range sub.required {
+		if _, ok := fields[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("Error: %s is missing the required field(s) %s. Its fields are: %s.", name, quoteList(missing), sub.paramList())
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if msg := checkValue(tool, name+"."+k, sub.properties[k], fields[k]); msg != "" {
+			return msg
+		}
 	}
 	return ""
 }
@@ -292,7 +366,14 @@ func withSchema(props map[string]map[string]any) mcp.ToolOption {
 		}
 		ps, _ := s["properties"].(map[string]any)
 		for name, kw := range props {
-			p, ok := ps[name].(map[string]any)
+			// "a.b" is property b of the object property a.
+			m := ps
+			parts := strings.Split(name, ".")
+			for _, parent := range parts[:len(parts)-1] {
+				pp, _ := m[parent].(map[string]any)
+				m, _ = pp["properties"].(map[string]any)
+			}
+			p, ok := m[parts[len(parts)-1]].(map[string]any)
 			if !ok {
 				panic(fmt.Sprintf("tools: %s: no property %q", t.Name, name))
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -39,6 +40,9 @@ type Options struct {
 	// Now is the clock used to judge validity in search results; nil is
 	// time.Now.
 	Now func() time.Time
+	// DataRoots are the directories profile_source may read files (and
+	// SQLite databases) from; none refuses file sources.
+	DataRoots []string
 }
 
 // handlers holds the tools' dependencies.
@@ -61,7 +65,7 @@ func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
 	if h.opts.Now == nil {
 		h.opts.Now = time.Now
 	}
-	return append(h.memoryTools(), h.searchTools()...)
+	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools())
 }
 
 // Register adds every tool to srv.
@@ -70,15 +74,21 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) {
 }
 
 // annotations spells out every hint, so no tool inherits the library's
-// defaults by accident. Every tool works on the local memory only, so none
-// is open-world.
+// defaults by accident. The tool works on the local memory only: not
+// open-world.
 func annotations(title string, readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return hints(title, readOnly, destructive, idempotent, false)
+}
+
+// hints is annotations with the open-world hint, for the tools that read
+// outside the memory (profile_source).
+func hints(title string, readOnly, destructive, idempotent, openWorld bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
 		DestructiveHint: mcp.ToBoolPtr(destructive),
 		IdempotentHint:  mcp.ToBoolPtr(idempotent),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
+		OpenWorldHint:   mcp.ToBoolPtr(openWorld),
 	})
 }
 

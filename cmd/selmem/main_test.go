@@ -115,6 +115,16 @@ func TestCLI_ConfigSources(t *testing.T) {
 	if strings.Contains(stdout, "hunter2") {
 		t.Errorf("config printed the password:\n%s", stdout)
 	}
+	t.Setenv("SELMEM_PROFILE_DATA_ROOTS", "/srv/data,/mnt/exports")
+	if code, stdout, stderr := cli(t, home, "", "config"); code != exitOK ||
+		!strings.Contains(stdout, "profile:\n  data_roots:\n    - /srv/data\n    - /mnt/exports\n") {
+		t.Errorf("data roots from the environment: exit %d, stderr %q:\n%s", code, stderr, stdout)
+	}
+	t.Setenv("SELMEM_PROFILE_DATA_ROOTS", "relative/dir")
+	if code, _, stderr := cli(t, home, "", "config"); code != exitFailed || !strings.Contains(stderr, "profile.data_roots") {
+		t.Errorf("relative data root: exit %d, stderr %q; want exit 1 naming profile.data_roots", code, stderr)
+	}
+	t.Setenv("SELMEM_PROFILE_DATA_ROOTS", "")
 	code, _, stderr = cli(t, home, "", "--log-level", "loud", "config")
 	if code != exitFailed || !strings.Contains(stderr, "log.level") {
 		t.Errorf("bad log level: exit %d, stderr %q; want exit 1 naming log.level", code, stderr)

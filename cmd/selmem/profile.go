@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -17,14 +15,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/profiler"
-)
-
-// Files a stored profile consists of, under workspaces/W/schemas/.
-const (
-	schemaExt        = ".md"        // the rendered profile with front matter
-	joinsExt         = ".joins.csv" // the join sketches Relate reads back
-	relationshipsMD  = "relationships.md"
-	relationshipsSrc = "relationships"
+	"github.com/selmem/selmem/schemas"
 )
 
 // profileFlags are the options of selmem profile.
@@ -51,7 +42,11 @@ value is read from the environment variable).
 Without --workspace the markdown profile (or the JSON profile with --json) is
 printed. With --workspace W --name N it is written to
 /memories/workspaces/W/schemas/N.md, its join sketches to N.joins.csv, and
-schemas/relationships.md is recomputed from all profiles of the workspace.`,
+schemas/relationships.md is recomputed from all profiles of the workspace,
+all in one commit; unchanged files are not rewritten.
+
+selmem profile runs as you: it reads any file you name. (The MCP tool
+profile_source reads files only under profile.data_roots.)`,
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			switch {
 			case f.sql != "" && f.url != "":
@@ -65,6 +60,13 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 			case (f.recordsPath != "" || len(f.headers) > 0) && f.url == "":
 				return errors.New("--records-path and --header apply to --url only")
 			}
+			for _, h := range f.headers {
+				name, env, ok := strings.Cut(h, ":")
+				name, env = strings.TrimSpace(name), strings.TrimSpace(env)
+				if !ok || name == "" || env == "" || strings.ContainsAny(env, " \t") {
+					return fmt.Errorf("--header %q: want 'Name: ENV_VAR' (the environment variable that holds the value)", h)
+				}
+			}
 			if f.workspace != "" {
 				if f.name == "" {
 					return errors.New("--workspace needs --name, the schema's name")
@@ -72,14 +74,11 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 				if f.asJSON {
 					return errors.New("--json prints the profile instead of storing it; drop --json or --workspace")
 				}
-				if err := checkElement("--workspace", f.workspace); err != nil {
-					return err
+				if err := schemas.CheckWorkspace(f.workspace); err != nil {
+					return flagError("--workspace", err)
 				}
-				if err := checkElement("--name", f.name); err != nil {
-					return err
-				}
-				if f.name == relationshipsSrc || strings.HasSuffix(f.name, ".joins") {
-					return fmt.Errorf("--name %q is reserved; choose another name", f.name)
+				if err := schemas.CheckName(f.name); err != nil {
+					return flagError("--name", err)
 				}
 			}
 			if f.budget < 0 {
@@ -88,7 +87,10 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			src, connector, err := f.source(argv)
+			src, connector, err := f.spec(argv).Source([]string{schemas.AnyFile})
+			if errors.Is(err, memstore.ErrNotFound) {
+				return err
+			}
 			if err != nil {
 				return usageError{err}
 			}
@@ -129,61 +131,30 @@ schemas/relationships.md is recomputed from all profiles of the workspace.`,
 	return cmd
 }
 
-// checkElement refuses a workspace or schema name that is not one plain
-// path element (the store's gate checks the rest).
-func checkElement(flag, v string) error {
-	if v == "." || v == ".." || strings.ContainsAny(v, `/\`) || strings.TrimSpace(v) != v {
-		return fmt.Errorf("%s %q must be a single name, without slashes", flag, v)
-	}
-	return nil
+// flagError names the flag an argument error of package schemas is about.
+func flagError(flag string, err error) error {
+	return fmt.Errorf("%s: %s", flag, strings.TrimPrefix(err.Error(), "Error: "))
 }
 
-// source builds the profiler source and its connector reference: where
-// the data came from, never a credential (no user, password or query
-// string; for files the base name only).
-func (f *profileFlags) source(argv []string) (profiler.Source, string, error) {
+// spec describes the source the flags and arguments name. The command line
+// runs as the local user, so a file source may be any file they can read
+// (schemas.AnyFile) and a DSN may be given literally.
+func (f *profileFlags) spec(argv []string) schemas.SourceSpec {
 	switch {
 	case f.sql != "":
-		driver, ref := sqlDriver(f.sql)
-		return profiler.SQLSource{Driver: driver, DSN: f.sql, Query: argv[0], Name: "query"}, ref, nil
+		return schemas.SourceSpec{Kind: schemas.KindSQL, DSN: f.sql, Query: argv[0]}
 	case f.url != "":
-		u, err := url.Parse(f.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", fmt.Errorf("--url must be an http or https URL")
-		}
-		headers := map[string]string{}
+		var headers map[string]string
 		for _, h := range f.headers {
-			name, env, ok := strings.Cut(h, ":")
-			name, env = strings.TrimSpace(name), strings.TrimSpace(env)
-			if !ok || name == "" || env == "" || strings.ContainsAny(env, " \t") {
-				return nil, "", fmt.Errorf("--header %q: want 'Name: ENV_VAR' (the environment variable that holds the value)", h)
+			name, env, _ := strings.Cut(h, ":")
+			if headers == nil {
+				headers = map[string]string{}
 			}
-			headers[name] = env
+			headers[strings.TrimSpace(name)] = strings.TrimSpace(env)
 		}
-		ref := "rest:" + (&url.URL{Scheme: u.Scheme, Host: u.Hostname(), Path: u.Path}).String()
-		if p := u.Port(); p != "" {
-			ref = "rest:" + (&url.URL{Scheme: u.Scheme, Host: u.Hostname() + ":" + p, Path: u.Path}).String()
-		}
-		return profiler.RESTSource{URL: f.url, RecordsPath: f.recordsPath, Headers: headers}, ref, nil
+		return schemas.SourceSpec{Kind: schemas.KindREST, URL: f.url, RecordsPath: f.recordsPath, Headers: headers}
 	}
-	return profiler.FileSource{Path: argv[0]}, "file:" + filepath.Base(argv[0]), nil
-}
-
-// sqlDriver picks the driver for a DSN and a reference to it without
-// credentials: postgres:// and postgresql:// URLs and key=value strings
-// are Postgres, anything else a SQLite file.
-func sqlDriver(dsn string) (driver, ref string) {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		return "postgres", "sql:" + (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-	}
-	if strings.Contains(dsn, "=") && !strings.HasPrefix(dsn, "file:") {
-		return "postgres", "sql:postgres"
-	}
-	p := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-	if i := strings.IndexByte(p, '?'); i >= 0 {
-		p = p[:i]
-	}
-	return "sqlite", "sql:sqlite:" + filepath.Base(p)
+	return schemas.SourceSpec{Kind: schemas.KindFile, Path: argv[0]}
 }
 
 // runProfile profiles src, with a progress bar on stderr when stderr is a
@@ -212,94 +183,28 @@ func (a *app) runProfile(ctx context.Context, src profiler.Source, name string) 
 	return tp, err
 }
 
-// storeProfile writes schemas/N.md and schemas/N.joins.csv, then
-// recomputes schemas/relationships.md.
+// storeProfile writes the profile as schema f.name of f.workspace, with
+// its join sketches and the recomputed relationships, in one commit.
 func (a *app) storeProfile(ctx context.Context, s *openedStore, f profileFlags, tp *profiler.TableProfile, connector string) error {
 	w := a.cliWrite("profile")
 	// The content is what the profiler measured, not something the user
 	// typed: the commit says so, as the front matter does.
 	w.Source = memstore.SourceTrustedToolResult
-	dir := memstore.Root + "/workspaces/" + f.workspace + "/schemas"
-	limit := int(a.cfg.Limits.MaxFileBytes)
-	files := []struct{ path, text string }{
-		{dir + "/" + f.name + schemaExt, tp.SchemaFile(connector, f.budget)},
-		{dir + "/" + f.name + joinsExt, string(tp.JoinSketchesCSV(limit))},
-	}
-	for _, file := range files {
-		msg, err := putFile(ctx, s.Store, file.path, file.text, w)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(a.stdout, msg)
-	}
-	rels, msg, err := relateWorkspace(ctx, s.Store, dir, w)
+	res, err := schemas.Save(ctx, s.Store, f.workspace, f.name, tp, connector, f.budget, w)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "%s (%d relationships)\n", msg, len(rels))
+	for _, p := range []string{res.Schema, res.Joins, res.Relationships} {
+		if slices.Contains(res.Changed, p) {
+			fmt.Fprintln(a.stdout, "Wrote: "+p)
+		} else {
+			fmt.Fprintln(a.stdout, "Unchanged: "+p)
+		}
+	}
+	if res.Commit != "" {
+		fmt.Fprintf(a.stdout, "Commit %s (%d relationships)\n", res.Commit[:12], len(res.Related))
+	} else {
+		fmt.Fprintf(a.stdout, "No change (%d relationships)\n", len(res.Related))
+	}
 	return nil
-}
-
-// relateWorkspace recomputes schemas/relationships.md from the join
-// sketches of every schema in dir that still has its markdown file.
-func relateWorkspace(ctx context.Context, s *memstore.Store, dir string, w *memstore.WriteOptions) ([]profiler.Relationship, string, error) {
-	entries, err := s.List(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	has := map[string]bool{}
-	for _, e := range entries {
-		has[e.Name] = !e.IsDir
-	}
-	profiles := map[string]*profiler.TableProfile{}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name, joinsExt)
-		if !ok || e.IsDir || !has[name+schemaExt] {
-			continue
-		}
-		data, _, err := s.Read(e.Path)
-		if err != nil {
-			return nil, "", err
-		}
-		tp, err := profiler.ParseJoinSketchesCSV(name, data)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w; profile %s again to rewrite it", err, name)
-		}
-		profiles[name] = tp
-	}
-	rels := profiler.Relate(profiles)
-	text := "---\ntype: relationships\nsource: trusted_tool_result\n---\n" + profiler.RenderRelationships(rels)
-	msg, err := putFile(ctx, s, path.Join(dir, relationshipsMD), text, w)
-	return rels, msg, err
-}
-
-// putFile creates the file at p, or replaces its whole content in one
-// commit. The store has no overwrite, so the replacement is a str_replace
-// of the entire current text, pinned to its blob hash so a concurrent
-// change makes it fail instead of being lost. An unchanged file is left
-// alone (no empty commit).
-func putFile(ctx context.Context, s *memstore.Store, p, text string, w *memstore.WriteOptions) (string, error) {
-	cur, sha, err := s.Read(p)
-	switch {
-	case errors.Is(err, memstore.ErrNotFound):
-		res, err := s.Create(ctx, p, text, w)
-		return res.Message, err
-	case err != nil:
-		return "", err
-	case string(cur) == text:
-		return "Unchanged: " + p, nil
-	case len(cur) == 0:
-		// str_replace needs a non-empty old text
-		if _, err := s.Delete(ctx, p, w); err != nil {
-			return "", err
-		}
-		res, err := s.Create(ctx, p, text, w)
-		return res.Message, err
-	}
-	pinned := *w
-	pinned.ExpectedSHA = sha
-	if _, err := s.StrReplace(ctx, p, string(cur), text, &pinned); err != nil {
-		return "", err
-	}
-	return "File updated at: " + p, nil
 }

@@ -104,9 +104,10 @@ func TestCLI_Profile(t *testing.T) {
 		t.Fatalf("profile customers: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"File created successfully at: /memories/workspaces/sales/schemas/customers.md",
-		"File created successfully at: /memories/workspaces/sales/schemas/customers.joins.csv",
-		"File created successfully at: /memories/workspaces/sales/schemas/relationships.md (0 relationships)",
+		"Wrote: /memories/workspaces/sales/schemas/customers.md\n",
+		"Wrote: /memories/workspaces/sales/schemas/customers.joins.csv\n",
+		"Wrote: /memories/workspaces/sales/schemas/relationships.md\n",
+		"(0 relationships)",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -126,7 +127,7 @@ func TestCLI_Profile(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("profile orders: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "File updated at: /memories/workspaces/sales/schemas/relationships.md (1 relationships)") {
+	if !strings.Contains(stdout, "Wrote: /memories/workspaces/sales/schemas/relationships.md\n") || !strings.Contains(stdout, "(1 relationships)") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	rel := gitShow(t, home, "workspaces/sales/schemas/relationships.md")
@@ -134,8 +135,8 @@ func TestCLI_Profile(t *testing.T) {
 		!strings.Contains(rel, "- orders.customer_id → customers.id: many-to-one; 100.0% of values found") {
 		t.Errorf("relationships.md:\n%s", rel)
 	}
-	// 3 files for customers, 2 files and the relationships update for orders
-	if got, want := commitCount(t, home)-before, 6; got != want {
+	// One commit per stored profile.
+	if got, want := commitCount(t, home)-before, 2; got != want {
 		t.Errorf("%d commits, want %d", got, want)
 	}
 	if code, stdout, _ := cli(t, home, "", "log", "workspaces/sales/schemas/orders.md"); code != exitOK ||
@@ -144,7 +145,7 @@ func TestCLI_Profile(t *testing.T) {
 	}
 
 	// Profiling the same data again writes nothing; new data replaces the
-	// schema in one commit per file.
+	// schema in one commit.
 	before = commitCount(t, home)
 	if code, stdout, _ := cli(t, home, "", "profile", orders, "--workspace", "sales", "--name", "orders"); code != exitOK ||
 		strings.Count(stdout, "Unchanged: ") != 3 {
@@ -160,8 +161,8 @@ func TestCLI_Profile(t *testing.T) {
 	if got := gitShow(t, home, "workspaces/sales/schemas/orders.md"); !strings.Contains(got, "rows: 2500\n") {
 		t.Errorf("orders.md not replaced:\n%s", got)
 	}
-	if got, want := commitCount(t, home)-before, 2; got != want {
-		t.Errorf("re-profile with new data: %d commits, want %d (orders.md, orders.joins.csv; relationships unchanged)", got, want)
+	if got, want := commitCount(t, home)-before, 1; got != want {
+		t.Errorf("re-profile with new data: %d commits, want %d", got, want)
 	}
 }
 
@@ -231,19 +232,5 @@ func TestCLI_ProfileSources(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q (stdout %q)", code, stderr, tc.code, tc.want, stdout)
 			}
 		})
-	}
-}
-
-func TestSQLDriver(t *testing.T) {
-	for _, tc := range []struct{ dsn, driver, ref string }{
-		{"postgres://u:pw@db.internal:5432/sales?sslmode=disable&password=x", "postgres", "sql:postgres://db.internal:5432/sales"},
-		{"host=db user=u password=pw dbname=sales", "postgres", "sql:postgres"},
-		{"/data/shop.db", "sqlite", "sql:sqlite:shop.db"},
-		{"file:/data/shop.db?mode=ro", "sqlite", "sql:sqlite:shop.db"},
-	} {
-		driver, ref := sqlDriver(tc.dsn)
-		if driver != tc.driver || ref != tc.ref {
-			t.Errorf("sqlDriver(%q) = %s, %s; want %s, %s", tc.dsn, driver, ref, tc.driver, tc.ref)
-		}
 	}
 }
