@@ -1,0 +1,333 @@
+package sqliteindex
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// ErrCorrupt reports an index file that is not a SQLite database, is damaged,
+// or has a schema this version does not know. The file is derived data: the
+// caller deletes it and rebuilds.
+var ErrCorrupt = errors.New("index file corrupt or of an unknown schema")
+
+// schemaVersion is stored in PRAGMA user_version; any other non-zero value
+// is ErrCorrupt. Version 2 moved the embeddings out of chunks into vectors.
+const schemaVersion = 2
+
+// Column weights of bm25(): heading counts above context and text.
+const (
+	weightHeading = 3.0
+	weightContext = 1.0
+	weightText    = 1.0
+)
+
+// schema creates a new index file. chunks_fts is an external-content FTS5
+// table over chunks, maintained explicitly by insertChunks and deleteWhere.
+// AUTOINCREMENT keeps row ids from being reused, so an id read by a search
+// never names a different chunk later. The embeddings live in their own
+// narrow table, keyed by the chunk's id, so that loading them scans only
+// vectors and reading a chunk never pages in its embedding.
+const schema = `
+CREATE TABLE chunks (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	path       TEXT    NOT NULL,
+	seq        INTEGER NOT NULL,
+	workspace  TEXT    NOT NULL,
+	scope      TEXT    NOT NULL,
+	type       TEXT    NOT NULL,
+	heading    TEXT    NOT NULL,
+	start_line INTEGER NOT NULL,
+	end_line   INTEGER NOT NULL,
+	context    TEXT    NOT NULL,
+	text       TEXT    NOT NULL,
+	source     TEXT    NOT NULL,
+	confidence REAL    NOT NULL,
+	valid_from INTEGER,
+	invalid_at INTEGER,
+	expires_at INTEGER,
+	"commit"   TEXT    NOT NULL,
+	UNIQUE (path, seq)
+);
+CREATE TABLE vectors (
+	id        INTEGER PRIMARY KEY,
+	embedding BLOB    NOT NULL
+);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+	heading, context, text,
+	content = 'chunks', content_rowid = 'id',
+	tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE state (
+	id       INTEGER PRIMARY KEY CHECK (id = 1),
+	"commit" TEXT    NOT NULL,
+	embedder TEXT    NOT NULL,
+	dim      INTEGER NOT NULL
+);
+`
+
+// mmapSize is the most of the index file SQLite maps into memory.
+const mmapSize = 1 << 30
+
+// Log keys.
+const (
+	logKeyPath     = "path"
+	logKeyRows     = "rows"
+	logKeyDuration = "duration"
+)
+
+// Options configures an Index. The zero value and nil are valid.
+type Options struct {
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Index is the SQLite memstore.Index. It is safe for concurrent use; writes
+// are serialised.
+type Index struct {
+	db  *sql.DB
+	log *slog.Logger
+
+	// writeMu serialises writers (Replace, DeletePath, SetState, Reset).
+	writeMu sync.Mutex
+
+	// mu makes a commit and the matching change of vecs one step: writers
+	// hold it exclusively around tx.Commit and the in-memory update,
+	// searches hold it shared, so a search sees the file and the vectors at
+	// the same state.
+	mu   sync.RWMutex
+	dim  int       // recorded dimension; written under writeMu and mu
+	vecs *vecStore // nil until the first search loads it
+
+	// textQueries holds the running full-text queries by handle, for the
+	// SQL functions of textSearch.
+	textQueries sync.Map // int64 → *textQuery
+	nextHandle  atomic.Int64
+}
+
+// connector opens connections with driver, which carries the index's SQL
+// functions.
+type connector struct {
+	driver *sqlite.Driver
+	dsn    string
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.driver }
+
+var _ memstore.Index = (*Index)(nil)
+
+// Open opens or creates the index file at path. It reads no chunks: their
+// filter fields and vectors are loaded on the first search. A file that is not
+// an index of this schema version yields an error wrapping ErrCorrupt.
+func Open(path string, opts *Options) (*Index, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("open index %q: path must be non-empty and free of '?': %w", path, memstore.ErrInvalid)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts != nil && opts.Logger != nil {
+		log = opts.Logger
+	}
+	// Memory-mapped reads spare loadVecStore a system call and a copy per
+	// page; the mapping is address space, not memory.
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		fmt.Sprintf("&_pragma=mmap_size(%d)&_txlock=immediate", mmapSize)
+	idx := &Index{log: log}
+	// The SQL functions of textSearch are registered on a driver of this
+	// index's own, so they reach only its connections.
+	d := &sqlite.Driver{}
+	if err := d.RegisterScalarFunction(sqlKeep, 2, idx.sqlKeep); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if err := d.RegisterScalarFunction(sqlOffer, 3, idx.sqlOffer); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	db := sql.OpenDB(connector{driver: d, dsn: dsn})
+	idx.db = db
+	if err := idx.init(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	return idx, nil
+}
+
+// init checks the schema version, creating the schema in an empty file, and
+// reads the recorded dimension.
+func (i *Index) init(ctx context.Context) error {
+	var version int
+	if err := i.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return classify(err)
+	}
+	switch version {
+	case schemaVersion:
+	case 0:
+		if err := i.create(ctx); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("schema version %d, this build reads %d: %w", version, schemaVersion, ErrCorrupt)
+	}
+	st, err := i.State(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	i.dim = st.Dim
+	return nil
+}
+
+// create writes the schema into a file that has none.
+func (i *Index) create(ctx context.Context) error {
+	tx, err := i.db.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	defer tx.Rollback()
+	var tables int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return classify(err)
+	}
+	if tables > 0 {
+		return fmt.Errorf("database without a schema version holds %d objects: %w", tables, ErrCorrupt)
+	}
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return nil
+}
+
+// classify wraps SQLite's "not a database" and "corrupt" errors in
+// ErrCorrupt.
+func classify(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// Close closes the database and drops the in-memory vectors.
+func (i *Index) Close() error {
+	i.mu.Lock()
+	i.vecs = nil
+	i.mu.Unlock()
+	if err := i.db.Close(); err != nil {
+		return fmt.Errorf("close index: %w", err)
+	}
+	return nil
+}
+
+// State returns the recorded state, or the zero IndexState.
+func (i *Index) State(ctx context.Context) (memstore.IndexState, error) {
+	var st memstore.IndexState
+	err := i.db.QueryRowContext(ctx, `SELECT "commit", embedder, dim FROM state WHERE id = 1`).
+		Scan(&st.Commit, &st.Embedder, &st.Dim)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memstore.IndexState{}, nil
+	}
+	if err != nil {
+		return memstore.IndexState{}, fmt.Errorf("read index state: %w", classify(err))
+	}
+	return st, nil
+}
+
+// SetState records st. Changing the dimension of an index that holds
+// chunks is refused: that needs Reset.
+func (i *Index) SetState(ctx context.Context, st memstore.IndexState) error {
+	if st.Dim < 0 {
+		return fmt.Errorf("set index state: negative dimension %d: %w", st.Dim, memstore.ErrInvalid)
+	}
+	i.writeMu.Lock()
+	defer i.writeMu.Unlock()
+	tx, err := i.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("set index state: %w", err)
+	}
+	defer tx.Rollback()
+	if st.Dim != i.dim {
+		var any bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM chunks)").Scan(&any); err != nil {
+			return fmt.Errorf("set index state: %w", err)
+		}
+		if any {
+			return fmt.Errorf("set index state: dimension %d differs from the indexed %d; use Reset to re-embed: %w",
+				st.Dim, i.dim, memstore.ErrInvalid)
+		}
+	}
+	if err := putState(ctx, tx, st); err != nil {
+		return fmt.Errorf("set index state: %w", err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("set index state: %w", err)
+	}
+	if st.Dim != i.dim {
+		i.dim, i.vecs = st.Dim, nil
+	}
+	return nil
+}
+
+// Reset deletes every chunk and records st.
+func (i *Index) Reset(ctx context.Context, st memstore.IndexState) error {
+	if st.Dim < 0 {
+		return fmt.Errorf("reset index: negative dimension %d: %w", st.Dim, memstore.ErrInvalid)
+	}
+	i.writeMu.Lock()
+	defer i.writeMu.Unlock()
+	start := time.Now()
+	tx, err := i.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reset index: %w", err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		"INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+		"DELETE FROM vectors",
+		"DELETE FROM chunks",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("reset index: %w", err)
+		}
+	}
+	if err := putState(ctx, tx, st); err != nil {
+		return fmt.Errorf("reset index: %w", err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("reset index: %w", err)
+	}
+	i.dim, i.vecs = st.Dim, newVecStore(st.Dim, 0)
+	i.log.Debug("index reset", logKeyDuration, time.Since(start))
+	return nil
+}
+
+// putState upserts the single state row.
+func putState(ctx context.Context, tx *sql.Tx, st memstore.IndexState) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO state (id, "commit", embedder, dim) VALUES (1, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET "commit" = excluded."commit", embedder = excluded.embedder, dim = excluded.dim`,
+		st.Commit, st.Embedder, st.Dim)
+	return err
+}

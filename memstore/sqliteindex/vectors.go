@@ -1,0 +1,466 @@
+package sqliteindex
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// never marks an absent invalid_at or expires_at in memory.
+const never = math.MaxInt64
+
+// vecStore holds every chunk's filter fields and embedding in memory, rows
+// in id order, embeddings dimension-major: cols[d][r] is dimension d of row
+// r. A sparse query then reads only the columns of its non-zero dimensions.
+// Both rankings filter on the rows. Removed rows are
+// tombstoned and compacted away once they are a quarter of all rows. It is
+// guarded by Index.mu.
+type vecStore struct {
+	dim    int
+	cols   [][]float32
+	rows   []vecRow
+	dead   int
+	byPath map[string][]int // live rows of each path
+	names  map[string]int32 // interned workspace, scope and type values
+	pool   sync.Pool        // *[]float32 score buffers
+}
+
+// vecRow is the metadata of one row.
+type vecRow struct {
+	id                   int64
+	path                 string
+	seq                  int
+	workspace, scope, ty int32
+	invalidAt, expiresAt int64 // Unix nanoseconds, never when absent
+	dead                 bool
+}
+
+func newVecStore(dim, capacity int) *vecStore {
+	s := &vecStore{
+		dim:    dim,
+		cols:   make([][]float32, dim),
+		rows:   make([]vecRow, 0, capacity),
+		byPath: make(map[string][]int),
+		names:  make(map[string]int32),
+	}
+	for d := range s.cols {
+		s.cols[d] = make([]float32, 0, capacity)
+	}
+	return s
+}
+
+// loadVecStore reads every chunk's filter fields and, when dim > 0, its
+// vector. The two are read concurrently on two connections, the vectors from
+// their own narrow table; the caller holds off writers, so both reads see the
+// same state.
+func loadVecStore(ctx context.Context, db *sql.DB, dim int) (*vecStore, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
+		return nil, fmt.Errorf("load vectors: %w", err)
+	}
+	s := newVecStore(dim, n)
+	var ids []int64 // of the vectors, in row order
+	if dim > 0 {
+		for d := range s.cols {
+			s.cols[d] = s.cols[d][:n]
+		}
+		ids = make([]int64, 0, n)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	if dim > 0 {
+		go func() {
+			err := readVectors(ctx, db, s.cols, &ids)
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}()
+	}
+	err := readRows(ctx, db, s)
+	if err != nil {
+		cancel()
+	}
+	if dim > 0 {
+		err = cmp.Or(<-errc, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load vectors: %w", err)
+	}
+	if dim > 0 {
+		if len(ids) != len(s.rows) {
+			return nil, fmt.Errorf("load vectors: %d vectors for %d chunks: %w", len(ids), len(s.rows), ErrCorrupt)
+		}
+		for r := range s.rows {
+			if ids[r] != s.rows[r].id {
+				return nil, fmt.Errorf("load vectors: chunk %s#%d has no vector: %w", s.rows[r].path, s.rows[r].seq, ErrCorrupt)
+			}
+		}
+	}
+	return s, nil
+}
+
+// readRows appends the filter fields of every chunk to s, in id order.
+func readRows(ctx context.Context, db *sql.DB, s *vecStore) error {
+	rows, err := db.QueryContext(ctx, `SELECT id, path, seq, workspace, scope, type, invalid_at, expires_at
+		FROM chunks ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			r                    vecRow
+			ws, scope, ty        string
+			invalidAt, expiresAt sql.NullInt64
+		)
+		if err := rows.Scan(&r.id, &r.path, &r.seq, &ws, &scope, &ty, &invalidAt, &expiresAt); err != nil {
+			return err
+		}
+		r.workspace, r.scope, r.ty = s.intern(ws), s.intern(scope), s.intern(ty)
+		r.invalidAt, r.expiresAt = orNever(invalidAt), orNever(expiresAt)
+		s.appendRow(r)
+	}
+	return rows.Err()
+}
+
+// readVectors decodes every stored vector, in id order, into row r of cols,
+// whose columns are preallocated to the number of chunks, and appends its id
+// to ids. Vectors are decoded row-major into a block of transposeBlock rows
+// and the block is then copied column by column: writing one value into each
+// of dim columns per row would touch dim cache lines and pages per row.
+func readVectors(ctx context.Context, db *sql.DB, cols [][]float32, ids *[]int64) error {
+	rows, err := db.QueryContext(ctx, "SELECT id, embedding FROM vectors ORDER BY id")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dim, n := len(cols), len(cols[0])
+	block := make([]float32, transposeBlock*dim)
+	r0, b := 0, 0 // first row of the block, rows in it
+	flush := func() {
+		for d, col := range cols {
+			col := col[r0 : r0+b]
+			for j := range col {
+				col[j] = block[j*dim+d]
+			}
+		}
+		r0, b = r0+b, 0
+	}
+	for rows.Next() {
+		var (
+			id   int64
+			blob sql.RawBytes
+		)
+		if err := rows.Scan(&id, &blob); err != nil {
+			return err
+		}
+		if r0+b == n {
+			return fmt.Errorf("more vectors than chunks: %w", ErrCorrupt)
+		}
+		if len(blob) != 4*dim {
+			return fmt.Errorf("chunk id %d has %d bytes of embedding, want %d: %w", id, len(blob), 4*dim, ErrCorrupt)
+		}
+		row := block[b*dim : (b+1)*dim]
+		for d := range row {
+			row[d] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*d:]))
+		}
+		*ids = append(*ids, id)
+		if b++; b == transposeBlock {
+			flush()
+		}
+	}
+	flush()
+	return rows.Err()
+}
+
+// transposeBlock is the number of rows readVectors transposes at a time.
+const transposeBlock = 64
+
+func orNever(n sql.NullInt64) int64 {
+	if !n.Valid {
+		return never
+	}
+	return n.Int64
+}
+
+// intern returns the number standing for name.
+func (s *vecStore) intern(name string) int32 {
+	if n, ok := s.names[name]; ok {
+		return n
+	}
+	n := int32(len(s.names))
+	s.names[name] = n
+	return n
+}
+
+// find returns the index of the row of chunk id, or -1, searching from row
+// from on when that row's id is not above id. Rows are in id order (ids only
+// grow, and compaction keeps the order), and a full-text query visits ids in
+// ascending order, so the row sought is usually a few rows past the last.
+func (s *vecStore) find(id int64, from int) int {
+	lo, hi := 0, len(s.rows)
+	if from >= 0 && from < hi && s.rows[from].id <= id {
+		// Gallop: rows[lo].id <= id, and the row is below lo+step.
+		lo = from
+		step := 1
+		for lo+step < hi && s.rows[lo+step].id <= id {
+			lo += step
+			step *= 2
+		}
+		hi = min(hi, lo+step)
+	}
+	for lo < hi { // binary search for the first row with an id >= id
+		m := int(uint(lo+hi) >> 1)
+		if s.rows[m].id < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(s.rows) && s.rows[lo].id == id {
+		return lo
+	}
+	return -1
+}
+
+// appendRow records r, whose vector is already in cols.
+func (s *vecStore) appendRow(r vecRow) {
+	s.byPath[r.path] = append(s.byPath[r.path], len(s.rows))
+	s.rows = append(s.rows, r)
+}
+
+// add appends chunk c stored with row id.
+func (s *vecStore) add(id int64, c *memstore.Chunk) {
+	for d, x := range c.Embedding {
+		s.cols[d] = append(s.cols[d], x)
+	}
+	s.appendRow(vecRow{
+		id:        id,
+		path:      c.Path,
+		seq:       c.Seq,
+		workspace: s.intern(c.Workspace),
+		scope:     s.intern(c.Scope),
+		ty:        s.intern(c.Type),
+		invalidAt: nanosOrNever(c.InvalidAt),
+		expiresAt: nanosOrNever(c.ExpiresAt),
+	})
+}
+
+// nanosOrNever is nanos for the in-memory rows.
+func nanosOrNever(t time.Time) int64 {
+	if t.IsZero() {
+		return never
+	}
+	return unixNanos(t)
+}
+
+// remove tombstones the rows of every path match accepts and compacts when
+// enough rows are dead.
+func (s *vecStore) remove(match func(path string) bool) {
+	for p, rs := range s.byPath {
+		if !match(p) {
+			continue
+		}
+		for _, r := range rs {
+			s.rows[r].dead = true
+		}
+		s.dead += len(rs)
+		delete(s.byPath, p)
+	}
+	if s.dead > 1024 && s.dead > len(s.rows)/4 {
+		s.compact()
+	}
+}
+
+// compact drops dead rows.
+func (s *vecStore) compact() {
+	keep := make([]int, 0, len(s.rows)-s.dead)
+	for r := range s.rows {
+		if !s.rows[r].dead {
+			keep = append(keep, r)
+		}
+	}
+	for d, col := range s.cols {
+		for k, r := range keep {
+			col[k] = col[r]
+		}
+		s.cols[d] = col[:len(keep)]
+	}
+	rows := s.rows
+	s.rows = s.rows[:0]
+	clear(s.byPath)
+	for _, r := range keep {
+		s.appendRow(rows[r])
+	}
+	s.dead = 0
+}
+
+// vecFilter is a query's filters in interned form.
+type vecFilter struct {
+	workspace, scope int32 // -1 for any
+	types            []int32
+	anyType          bool
+	now              int64
+	includeInvalid   bool
+}
+
+// filter translates q's filters; ok is false when no row can match.
+func (s *vecStore) filter(q *memstore.Query) (f vecFilter, ok bool) {
+	f = vecFilter{workspace: -1, scope: -1, anyType: len(q.Types) == 0, now: unixNanos(q.Now), includeInvalid: q.IncludeInvalid}
+	if q.Workspace != "" {
+		if f.workspace, ok = s.names[q.Workspace]; !ok {
+			return f, false
+		}
+	}
+	if q.Scope != "" {
+		if f.scope, ok = s.names[q.Scope]; !ok {
+			return f, false
+		}
+	}
+	for _, t := range q.Types {
+		if n, ok := s.names[t]; ok {
+			f.types = append(f.types, n)
+		}
+	}
+	return f, f.anyType || len(f.types) > 0
+}
+
+// match reports whether row r passes f.
+func (f *vecFilter) match(r *vecRow) bool {
+	return !r.dead &&
+		(f.workspace < 0 || r.workspace == f.workspace) &&
+		(f.scope < 0 || r.scope == f.scope) &&
+		(f.anyType || slices.Contains(f.types, r.ty)) &&
+		(f.includeInvalid || (r.invalidAt > f.now && r.expiresAt > f.now))
+}
+
+// ranked is one row of a ranking.
+type ranked struct {
+	id    int64
+	path  string
+	seq   int
+	score float64 // higher is better
+}
+
+// better orders rankings: higher score, then path, then seq.
+func better(a, b *ranked) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if a.path != b.path {
+		return a.path < b.path
+	}
+	return a.seq < b.seq
+}
+
+// search returns the top k rows passing f by dot product with vec, best
+// first. Only the non-zero dimensions of vec are read.
+func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
+	if len(s.rows) == 0 || k <= 0 || s.dim == 0 {
+		return nil
+	}
+	n := len(s.rows)
+	buf, _ := s.pool.Get().(*[]float32)
+	if buf == nil || cap(*buf) < n {
+		b := make([]float32, n)
+		buf = &b
+	}
+	scores := (*buf)[:n]
+	clear(scores)
+	defer s.pool.Put(buf)
+	for d, w := range vec {
+		if w != 0 {
+			axpy(scores, w, s.cols[d][:n])
+		}
+	}
+	h := make(topHeap, 0, k)
+	for r := range s.rows {
+		row := &s.rows[r]
+		score := float64(scores[r])
+		if len(h) == k && score < h[0].score || !f.match(row) {
+			continue
+		}
+		h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
+	}
+	h.sort()
+	return h
+}
+
+// axpy adds a*x to y.
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += a * x[i]
+	}
+}
+
+// topHeap keeps the best k rankings with the worst at the root.
+type topHeap []ranked
+
+// offer adds c if the heap has room or c beats the worst.
+func (h *topHeap) offer(c ranked, k int) {
+	if len(*h) < k {
+		*h = append(*h, c)
+		h.up(len(*h) - 1)
+		return
+	}
+	if !better(&c, &(*h)[0]) {
+		return
+	}
+	(*h)[0] = c
+	h.down(0)
+}
+
+// sort orders h best first.
+func (h topHeap) sort() {
+	slices.SortFunc(h, func(a, b ranked) int {
+		if better(&a, &b) {
+			return -1
+		}
+		return 1
+	})
+}
+
+func (h topHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(&h[p], &h[i]) { // the parent is already the worse
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (h topHeap) down(i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && better(&h[w], &h[c]) {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		h[w], h[i] = h[i], h[w]
+		i = w
+	}
+}
