@@ -74,7 +74,6 @@ func TestFileSource_Formats(t *testing.T) {
 }
 
 func TestSQLSource_SQLite(t *testing.T) {
-	// Postgres harness (internal/pgtest) does not exist yet; SQLite only.
 	dsn := filepath.Join(t.TempDir(), "db.sqlite")
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
