@@ -257,22 +257,31 @@ func loadFile(tree *object.Tree, rel string, missingPrefix string) ([]byte, erro
 	return content, nil
 }
 
+// editable resolves the file an edit applies to, under s.mu: its path, the
+// head commit and the current content, after the expected-sha check.
+func (s *Store) editable(p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
+	rel, head, tree, err := s.target(p, w)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if content, err = loadFile(tree, rel, "Error: "); err != nil {
+		return "", nil, nil, err
+	}
+	if err := checkExpected(virtual(rel), content, true, w); err != nil {
+		return "", nil, nil, err
+	}
+	return rel, head, content, nil
+}
+
 // StrReplace replaces the only occurrence of old with new in a file.
 func (s *Store) StrReplace(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rel, head, tree, err := s.target(p, w)
+	rel, head, content, err := s.editable(p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	vp := virtual(rel)
-	content, err := loadFile(tree, rel, "Error: ")
-	if err != nil {
-		return WriteResult{}, err
-	}
-	if err := checkExpected(vp, content, true, w); err != nil {
-		return WriteResult{}, err
-	}
 	if old == "" {
 		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: old_str must not be empty.",
 			Hint: "Give the exact text to replace, or use insert to add lines."}
@@ -336,18 +345,11 @@ func joinInts(xs []int) string {
 func (s *Store) Insert(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rel, head, tree, err := s.target(p, w)
+	rel, head, content, err := s.editable(p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	vp := virtual(rel)
-	content, err := loadFile(tree, rel, "Error: ")
-	if err != nil {
-		return WriteResult{}, err
-	}
-	if err := checkExpected(vp, content, true, w); err != nil {
-		return WriteResult{}, err
-	}
 	lines := splitLines(string(content))
 	if line < 0 || line > len(lines) {
 		return WriteResult{}, &Error{Kind: ErrInvalid,

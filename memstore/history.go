@@ -1,15 +1,16 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -40,7 +41,7 @@ func (s *Store) History(p string, limit int) ([]Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash]*object.Tree{}}
+	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
 	var parts []string
 	if rel != "" {
 		parts = strings.Split(rel, "/")
@@ -75,16 +76,17 @@ func (s *Store) History(p string, limit int) ([]Commit, error) {
 	return out, nil
 }
 
-// treeWalker compares one path across two trees, decoding only the trees on
-// that path and stopping at the first level whose hashes agree.
+// treeWalker compares one path across two trees, reading only the trees on
+// that path and stopping at the first level whose hashes agree. Trees are
+// scanned in their raw form for the one name wanted, not decoded.
 type treeWalker struct {
 	store interface {
 		EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
 	}
-	trees map[plumbing.Hash]*object.Tree
+	trees map[plumbing.Hash][]byte
 }
 
-func (w *treeWalker) tree(h plumbing.Hash) (*object.Tree, error) {
+func (w *treeWalker) tree(h plumbing.Hash) ([]byte, error) {
 	if t, ok := w.trees[h]; ok {
 		return t, nil
 	}
@@ -92,12 +94,17 @@ func (w *treeWalker) tree(h plumbing.Hash) (*object.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &object.Tree{}
-	if err := t.Decode(o); err != nil {
+	r, err := o.Reader()
+	if err != nil {
 		return nil, err
 	}
-	w.trees[h] = t
-	return t, nil
+	defer r.Close()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	w.trees[h] = raw
+	return raw, nil
 }
 
 // entry returns the hash of name in the tree h (zero when h is zero or name
@@ -106,25 +113,25 @@ func (w *treeWalker) entry(h plumbing.Hash, name string) (plumbing.Hash, error) 
 	if h.IsZero() {
 		return h, nil
 	}
-	t, err := w.tree(h)
+	raw, err := w.tree(h)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	// Git orders entries by name, directories as if named name+"/".
-	for _, key := range []string{name, name + "/"} {
-		i := sort.Search(len(t.Entries), func(i int) bool { return sortName(t.Entries[i]) >= key })
-		if i < len(t.Entries) && t.Entries[i].Name == name {
-			return t.Entries[i].Hash, nil
+	// Each entry is "<mode> <name>\x00" followed by a 20-byte hash.
+	for len(raw) > 0 {
+		sp := bytes.IndexByte(raw, ' ')
+		nul := bytes.IndexByte(raw, 0)
+		if sp < 0 || nul < sp || len(raw) < nul+1+20 {
+			return plumbing.ZeroHash, fmt.Errorf("tree %s: malformed entry", h)
 		}
+		if string(raw[sp+1:nul]) == name {
+			var out plumbing.Hash
+			copy(out[:], raw[nul+1:nul+21])
+			return out, nil
+		}
+		raw = raw[nul+21:]
 	}
 	return plumbing.ZeroHash, nil
-}
-
-func sortName(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
-	}
-	return e.Name
 }
 
 // differs reports whether the entry at parts differs between trees a and b.

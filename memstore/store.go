@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/selmem/selmem/memstore/gate"
 )
@@ -82,12 +85,13 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu      sync.Mutex       // serialises writes, workspace totals, staging and the mirrors
-	mirrors []*mirror        // the primary index first, then the fallback
-	staged  []change         // changes not yet in .git/index
-	flusher *time.Timer      // writes staged changes after a quiet period
-	wsBytes map[string]int64 // workspace name -> bytes of its files, filled lazily
-	wsHead  plumbing.Hash    // the commit wsBytes was computed against
+	mu        sync.Mutex       // serialises writes, workspace totals, staging and the mirrors
+	mirrors   []*mirror        // the primary index first, then the fallback
+	staged    []change         // changes not yet in .git/index
+	flusher   *time.Timer      // writes staged changes after a quiet period
+	closeRepo func() error     // releases the repository's open pack files
+	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
+	wsHead    plumbing.Hash    // the commit wsBytes was computed against
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -121,11 +125,12 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if s.opts.Fallback != nil && s.opts.Index == nil {
 		return nil, errors.New("memstore: Fallback needs Index")
 	}
-	repo, err := openRepo(s.dir)
+	repo, closeRepo, err := openRepo(s.dir)
 	if err != nil {
 		return nil, err
 	}
 	s.git = gitRepo{repo: repo}
+	s.closeRepo = closeRepo
 	if err := s.ensureRoot(); err != nil {
 		return nil, err
 	}
@@ -150,24 +155,28 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func openRepo(dir string) (*git.Repository, error) {
-	repo, err := git.PlainOpen(dir)
-	if err == nil {
-		return repo, nil
+// openRepo opens the repository at dir, creating it on first use. Its
+// storage keeps pack files open between reads (history walks read thousands
+// of objects); the returned close function releases them.
+func openRepo(dir string) (*git.Repository, func() error, error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("create memory directory: %w", err)
+		}
+		_, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+			InitOptions: git.InitOptions{DefaultBranch: branch},
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("init memory repository: %w", err)
+		}
 	}
-	if !errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, fmt.Errorf("open memory repository: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create memory directory: %w", err)
-	}
-	repo, err = git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: branch},
-	})
+	st := filesystem.NewStorageWithOptions(osfs.New(filepath.Join(dir, ".git")), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true})
+	repo, err := git.Open(st, osfs.New(dir))
 	if err != nil {
-		return nil, fmt.Errorf("init memory repository: %w", err)
+		return nil, nil, fmt.Errorf("open memory repository: %w", err)
 	}
-	return repo, nil
+	return repo, st.Close, nil
 }
 
 // ensureRoot gives a new repository its first commit, so that history and
@@ -198,7 +207,7 @@ func (s *Store) Close(ctx context.Context) error {
 		s.flusher.Stop()
 	}
 	s.mu.Unlock()
-	return s.Flush()
+	return errors.Join(s.Flush(), s.closeRepo())
 }
 
 // Head returns the hash of the current commit.
