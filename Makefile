@@ -15,14 +15,17 @@ demo:
 	$(GO) run ./cmd/selmem search "retention policy"
 
 # test sets up what the tests need where it can (Postgres' pgvector, when run
-# as root on a Debian-like machine), then runs every test with the race
-# detector.
+# as root on a Debian-like machine; the pinned MCP Inspector CLI, when npm is
+# there), then runs every test with the race detector.
 test: test-deps vet
 	$(GO) test -race -count=1 ./...
 
 test-deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		scripts/install-pgvector.sh; \
+	fi
+	@if command -v npm >/dev/null 2>&1; then \
+		scripts/install-inspector.sh >/dev/null; \
 	fi
 
 vet:
