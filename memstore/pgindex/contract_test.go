@@ -18,3 +18,14 @@ func TestIndex_Contract(t *testing.T) {
 		return ix
 	})
 }
+
+// TestIndex_StoreContract checks the git mirror over Postgres: external
+// commits reconciled, a rebuild after an embedder (and dimension) change.
+func TestIndex_StoreContract(t *testing.T) {
+	t.Parallel()
+	dim := embedder.NewBuiltin().Dim()
+	indextest.RunStore(t, func(t *testing.T) memstore.Index {
+		ix, _ := newIndex(t, dim)
+		return ix
+	})
+}

@@ -27,6 +27,10 @@ func TestIndex_Contract(t *testing.T) {
 	indextest.Run(t, func(t *testing.T) memstore.Index { return openTemp(t) })
 }
 
+func TestIndex_StoreContract(t *testing.T) {
+	indextest.RunStore(t, func(t *testing.T) memstore.Index { return openTemp(t) })
+}
+
 func TestOpen_Corrupt(t *testing.T) {
 	tests := []struct {
 		name  string
