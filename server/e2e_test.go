@@ -470,14 +470,25 @@ func TestServe_WriteGate(t *testing.T) {
 
 // TestServe_StdoutIsJSONRPC drives the server by hand and checks that every
 // line it writes on stdout is a JSON-RPC message, while logs (debug level)
-// go to stderr.
+// go to stderr. Stdin stays open until every request is answered, as a host
+// keeps it: closing it cancels requests still in flight.
 func TestServe_StdoutIsJSONRPC(t *testing.T) {
 	home := t.TempDir()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = env(home)
-	var stdout bytes.Buffer
 	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -486,13 +497,18 @@ func TestServe_StdoutIsJSONRPC(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/../x","file_text":"- a\n"}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
 	}, "\n") + "\n"
-	cmd.Stdin = strings.NewReader(in)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("serve: %v\n%s", err, stderr)
+	if _, err := io.WriteString(stdin, in); err != nil {
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	ids := map[float64]bool{}
-	for _, l := range lines {
+	var out strings.Builder
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	deadline := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	for len(ids) < 5 && sc.Scan() {
+		l := sc.Text()
+		out.WriteString(l + "\n")
 		var msg struct {
 			JSONRPC string   `json:"jsonrpc"`
 			ID      *float64 `json:"id"`
@@ -505,9 +521,19 @@ func TestServe_StdoutIsJSONRPC(t *testing.T) {
 			ids[*msg.ID] = true
 		}
 	}
+	stdin.Close()
+	rest, _ := io.ReadAll(stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(rest)), "\n") {
+		if l != "" && !strings.HasPrefix(l, `{"jsonrpc":"2.0"`) {
+			t.Errorf("stdout line is not JSON-RPC: %q", l)
+		}
+	}
 	for id := 1.0; id <= 5; id++ {
 		if !ids[id] {
-			t.Errorf("no response to request %v on stdout:\n%s", id, stdout.String())
+			t.Errorf("no response to request %v on stdout:\n%s", id, out.String())
 		}
 	}
 	if !strings.Contains(stderr.String(), "serving MCP") {
