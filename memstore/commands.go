@@ -377,6 +377,19 @@ func insertLines(lines []string, line int, text string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
+// existing reports whether rel, which must exist in tree, is a file (else a
+// directory), with the memory tool's error when it is neither.
+func existing(tree *object.Tree, rel string) (isFile bool, err error) {
+	isFile, isDir, err := entryKind(tree, rel)
+	if err != nil {
+		return false, err
+	}
+	if !isFile && !isDir {
+		return false, &Error{Kind: ErrNotFound, Msg: "Error: The path " + virtual(rel) + " does not exist"}
+	}
+	return isFile, nil
+}
+
 // Delete removes a file, or a directory and everything below it. The root
 // cannot be deleted.
 func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
@@ -391,12 +404,9 @@ func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteRes
 		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot delete the " + Root + " directory itself.",
 			Hint: "Delete the files or directories inside it instead."}
 	}
-	isFile, isDir, err := entryKind(tree, rel)
+	isFile, err := existing(tree, rel)
 	if err != nil {
 		return WriteResult{}, err
-	}
-	if !isFile && !isDir {
-		return WriteResult{}, &Error{Kind: ErrNotFound, Msg: "Error: The path " + vp + " does not exist"}
 	}
 	if isFile {
 		content, _, err := readFile(tree, rel)
@@ -431,12 +441,9 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string, w *WriteOpt
 		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot rename the " + Root + " directory itself.",
 			Hint: "Rename a file or directory inside it."}
 	}
-	isFile, isDir, err := entryKind(tree, from)
+	isFile, err := existing(tree, from)
 	if err != nil {
 		return WriteResult{}, err
-	}
-	if !isFile && !isDir {
-		return WriteResult{}, &Error{Kind: ErrNotFound, Msg: "Error: The path " + vFrom + " does not exist"}
 	}
 	if f, d, err := entryKind(tree, to); err != nil {
 		return WriteResult{}, err
