@@ -93,7 +93,7 @@ func (i *Index) loadVectors(ctx context.Context) error {
 		return fmt.Errorf("search: %w", err)
 	}
 	i.vecs = vs
-	i.log.Info("loaded vectors", logKeyRows, len(vs.rows), logKeyDuration, time.Since(start))
+	i.log.Debug("loaded vectors", logKeyRows, len(vs.rows), logKeyDuration, time.Since(start))
 	return nil
 }
 
