@@ -14,6 +14,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
@@ -366,4 +367,36 @@ func mustHead(t *testing.T, s *memstore.Store) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestStore_WorkspaceCap refuses a write that would take a workspace over
+// its size cap, and counts replaced content only once.
+func TestStore_WorkspaceCap(t *testing.T) {
+	lim := gate.DefaultLimits()
+	lim.MaxFileBytes, lim.MaxWorkspaceBytes = 100, 200
+	s, err := memstore.Open(context.Background(), t.TempDir(), &memstore.Options{Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	line := strings.Repeat("x", 79) + "\n" // 80 bytes
+	mustCreate(t, s, "/memories/workspaces/w/a.md", line)
+	mustCreate(t, s, "/memories/workspaces/w/b.md", line)
+	mustCreate(t, s, "/memories/workspaces/other/c.md", line)
+	// Replacing a file with one of the same size keeps the total at 160.
+	if _, err := s.StrReplace(ctx, "/memories/workspaces/w/a.md", line, strings.Repeat("y", 79)+"\n", nil); err != nil {
+		t.Fatalf("same-size edit: %v", err)
+	}
+	_, err = s.Create(ctx, "/memories/workspaces/w/d.md", line+"z\n", nil)
+	if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "cap of 200 bytes") {
+		t.Fatalf("write over the workspace cap: %v", err)
+	}
+	if _, _, err := s.Read("/memories/workspaces/w/d.md"); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("refused write left a file: %v", err)
+	}
+	// Deleting makes room again.
+	if _, err := s.Delete(ctx, "/memories/workspaces/w/b.md", nil); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/workspaces/w/d.md", line+"z\n")
 }

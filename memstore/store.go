@@ -354,11 +354,13 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		if ws == "" {
 			continue
 		}
-		old, _, err := readFile(tree, c.Path)
-		if err != nil {
+		// The size of the file being replaced, read from the object header
+		// rather than by loading the blob; absent files count as 0.
+		old, err := tree.Size(c.Path)
+		if err != nil && !errors.Is(err, object.ErrEntryNotFound) {
 			return "", err
 		}
-		deltas[ws] += int64(len(c.Content)) - int64(len(old))
+		deltas[ws] += int64(len(c.Content)) - old
 	}
 	for ws, d := range deltas {
 		if d <= 0 {
