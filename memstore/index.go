@@ -104,6 +104,28 @@ type Index interface {
 	Close() error
 }
 
+// BatchIndex is an Index that replaces the chunks of many paths in one
+// call, much faster than a Replace per path. The mirror writes each batch
+// of files it indexes through ReplaceMany when the index has it.
+type BatchIndex interface {
+	Index
+	// ReplaceMany is Replace for every path of files, atomically.
+	ReplaceMany(ctx context.Context, files map[string][]Chunk) error
+}
+
+// BulkIndex is an Index whose search structures are faster to build once
+// over a loaded corpus than to keep up to date while loading it. A full
+// rebuild drops them before loading and builds them after, also when the
+// load fails, so that whatever was loaded stays searchable.
+type BulkIndex interface {
+	Index
+	// DropSearchIndexes removes the search structures; searches still
+	// work, more slowly. It is idempotent.
+	DropSearchIndexes(ctx context.Context) error
+	// BuildSearchIndexes builds the missing search structures.
+	BuildSearchIndexes(ctx context.Context) error
+}
+
 // Embedder turns text into fixed-length, L2-normalised vectors.
 type Embedder interface {
 	// ID names the model and its version; a change triggers re-embedding.

@@ -162,11 +162,22 @@ func (m *mirror) applyDiff(ctx context.Context, old, head *object.Commit) error 
 	return m.index(ctx, head.Hash.String(), upserts, nil)
 }
 
-// rebuild empties the index and indexes every file at head.
-func (m *mirror) rebuild(ctx context.Context, head *object.Commit, progress Progress) error {
+// rebuild empties the index and indexes every file at head, with the
+// index's search structures dropped during the load when it is a BulkIndex.
+func (m *mirror) rebuild(ctx context.Context, head *object.Commit, progress Progress) (err error) {
 	st := m.state(head)
 	if err := m.idx.Reset(ctx, IndexState{Embedder: st.Embedder, Dim: st.Dim}); err != nil {
 		return fmt.Errorf("reset index: %w", err)
+	}
+	if bulk, ok := m.idx.(BulkIndex); ok {
+		if err := bulk.DropSearchIndexes(ctx); err != nil {
+			return fmt.Errorf("drop search indexes: %w", err)
+		}
+		defer func() {
+			if berr := bulk.BuildSearchIndexes(ctx); berr != nil {
+				err = errors.Join(err, fmt.Errorf("build search indexes: %w", berr))
+			}
+		}()
 	}
 	tree, err := head.Tree()
 	if err != nil {
@@ -200,10 +211,6 @@ type fileRef struct {
 
 // index chunks, embeds and stores files, a batch of chunks at a time.
 func (m *mirror) index(ctx context.Context, commit string, files []fileRef, progress Progress) error {
-	type pending struct {
-		path   string
-		chunks []Chunk
-	}
 	var batch []pending
 	var texts []string
 	flush := func() error {
@@ -220,9 +227,9 @@ func (m *mirror) index(ctx context.Context, commit string, files []fileRef, prog
 				p.chunks[j].Embedding = vecs[i]
 				i++
 			}
-			if err := m.idx.Replace(ctx, p.path, p.chunks); err != nil {
-				return fmt.Errorf("index %s: %w", p.path, err)
-			}
+		}
+		if err := m.write(ctx, batch); err != nil {
+			return err
 		}
 		batch, texts = batch[:0], texts[:0]
 		return nil
@@ -254,6 +261,33 @@ func (m *mirror) index(ctx context.Context, commit string, files []fileRef, prog
 	}
 	if len(batch) > 0 {
 		return flush()
+	}
+	return nil
+}
+
+// pending is a file's chunks, embedded, waiting to be written.
+type pending struct {
+	path   string
+	chunks []Chunk
+}
+
+// write stores a batch of files: in one ReplaceMany when the index is a
+// BatchIndex, else one Replace per file.
+func (m *mirror) write(ctx context.Context, batch []pending) error {
+	if b, ok := m.idx.(BatchIndex); ok {
+		files := make(map[string][]Chunk, len(batch))
+		for _, p := range batch {
+			files[p.path] = p.chunks
+		}
+		if err := b.ReplaceMany(ctx, files); err != nil {
+			return fmt.Errorf("index %d files from %s: %w", len(batch), batch[0].path, err)
+		}
+		return nil
+	}
+	for _, p := range batch {
+		if err := m.idx.Replace(ctx, p.path, p.chunks); err != nil {
+			return fmt.Errorf("index %s: %w", p.path, err)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/gate"
@@ -399,4 +401,84 @@ func TestStore_WorkspaceCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "/memories/workspaces/w/d.md", line+"z\n")
+}
+
+// bulkIndex is a real index with the optional batch and bulk methods, which
+// records the order of their calls and can fail ReplaceMany.
+type bulkIndex struct {
+	memstore.Index
+	calls     []string
+	failBatch bool
+}
+
+func (b *bulkIndex) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
+	b.calls = append(b.calls, "ReplaceMany")
+	if b.failBatch {
+		return errors.New("injected batch failure")
+	}
+	for p, cs := range files {
+		if err := b.Index.Replace(ctx, p, cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bulkIndex) DropSearchIndexes(context.Context) error {
+	b.calls = append(b.calls, "Drop")
+	return nil
+}
+
+func (b *bulkIndex) BuildSearchIndexes(context.Context) error {
+	b.calls = append(b.calls, "Build")
+	return nil
+}
+
+// TestStore_BulkRebuild checks how the mirror drives an index with the
+// optional methods: writes go through ReplaceMany, and a full rebuild drops
+// the search indexes before loading and builds them after, also when the
+// load fails.
+func TestStore_BulkRebuild(t *testing.T) {
+	var bulk *bulkIndex
+	s := openStore(t, t.TempDir(), func(i memstore.Index) memstore.Index {
+		bulk = &bulkIndex{Index: i}
+		return bulk
+	})
+	ctx := context.Background()
+	for i := range 3 {
+		mustCreate(t, s, fmt.Sprintf("/memories/workspaces/w/n%d.md", i), fmt.Sprintf("# N%d\n\n- Rotate keys every %d days.\n", i, 30+i))
+	}
+	tests := []struct {
+		name      string
+		failBatch bool
+		wantErr   bool
+	}{
+		{name: "load succeeds"},
+		{name: "load fails", failBatch: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bulk.calls, bulk.failBatch = nil, tt.failBatch
+			err := s.Reindex(ctx, nil)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Reindex: %v, want error %v", err, tt.wantErr)
+			}
+			want := []string{"Drop", "ReplaceMany", "Build"}
+			if diff := cmp.Diff(want, bulk.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+	bulk.failBatch = false
+	if err := s.Reindex(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchPaths(t, s, "rotate keys 31 days"); len(got) == 0 || got[0] != "/memories/workspaces/w/n1.md" {
+		t.Errorf("after rebuild: %v, want n1.md first", got)
+	}
+	bulk.calls = nil
+	mustCreate(t, s, "/memories/workspaces/w/n9.md", "# N9\n\n- Archive logs weekly.\n")
+	if diff := cmp.Diff([]string{"ReplaceMany"}, bulk.calls); diff != "" {
+		t.Errorf("a write's calls (-want +got):\n%s", diff)
+	}
 }
