@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"time"
 )
 
@@ -56,6 +57,9 @@ type IndexConfig struct {
 	DSNEnv   string `mapstructure:"dsn_env" yaml:"dsn_env"`     // or the env var holding it
 	PoolSize int    `mapstructure:"pool_size" yaml:"pool_size"` // postgres pool size
 	EfSearch int    `mapstructure:"ef_search" yaml:"ef_search"` // pgvector hnsw.ef_search
+	// BuildMemory is maintenance_work_mem while a full reindex builds the
+	// GIN and HNSW indexes ("1GB"; "" keeps the server's setting).
+	BuildMemory string `mapstructure:"build_memory" yaml:"build_memory"`
 }
 
 // EmbedderConfig selects the embedder.
@@ -69,6 +73,9 @@ type EmbedderConfig struct {
 	Timeout   time.Duration `mapstructure:"timeout" yaml:"timeout"`
 }
 
+// memorySize matches a Postgres memory setting with its unit.
+var memorySize = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
+
 // DefaultConfig returns the configuration used when nothing is set: the
 // embedded SQLite index and the built-in embedder, no database to set up.
 func DefaultConfig() Config {
@@ -76,7 +83,7 @@ func DefaultConfig() Config {
 		Author:   "selmem",
 		Log:      LogConfig{Level: "info"},
 		Limits:   LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
-		Index:    IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100},
+		Index:    IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
 		Embedder: EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
 		HTTP:     HTTPConfig{ShutdownTimeout: 10 * time.Second},
 	}
@@ -113,6 +120,9 @@ func (c Config) Validate() error {
 		}
 		if c.Index.EfSearch <= 0 {
 			bad("index.ef_search", "must be > 0")
+		}
+		if m := c.Index.BuildMemory; m != "" && !memorySize.MatchString(m) {
+			bad("index.build_memory", "%q is not a size like 512MB or 2GB", m)
 		}
 	default:
 		bad("index.backend", "%q is not one of sqlite, postgres", c.Index.Backend)

@@ -19,6 +19,12 @@ func TestConfig_Validate(t *testing.T) {
 		{"backend", func(c *Config) { c.Index.Backend = "mysql" }, "index.backend:"},
 		{"postgres dsn", func(c *Config) { c.Index.Backend = "postgres" }, "index.dsn:"},
 		{"postgres ok", func(c *Config) { c.Index.Backend = "postgres"; c.Index.DSNEnv = "DATABASE_URL" }, ""},
+		{"build memory", func(c *Config) {
+			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, BuildMemory: "lots"}
+		}, "index.build_memory:"},
+		{"build memory ok", func(c *Config) {
+			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, BuildMemory: "512MB"}
+		}, ""},
 		{"embedder kind", func(c *Config) { c.Embedder.Kind = "magic" }, "embedder.kind:"},
 		{"openai fields", func(c *Config) { c.Embedder.Kind = "openai" }, "embedder.base_url:"},
 		{"openai dim", func(c *Config) {

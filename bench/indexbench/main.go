@@ -33,6 +33,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -68,6 +69,7 @@ type config struct {
 	variants   []string
 	dir        string
 	verbose    bool
+	slowest    int
 }
 
 func main() {
@@ -90,6 +92,7 @@ func main() {
 	flag.BoolVar(&cfg.explain, "explain", true, "print EXPLAIN (ANALYZE, BUFFERS) of one hybrid query (Postgres)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the SQLite file (default: a temporary directory, removed)")
 	flag.BoolVar(&cfg.verbose, "v", false, "log progress to stderr")
+	flag.IntVar(&cfg.slowest, "slowest", 0, "print the N slowest queries of each mode, with their latencies")
 	var variants string
 	flag.StringVar(&variants, "pg-variants", "", "extra Postgres search settings to measure on the same data, e.g. ef=40,ef=400,pool=4000")
 	flag.Parse()
@@ -339,6 +342,16 @@ func runMode(ctx context.Context, cfg config, ix memstore.Index, m mode, qs []me
 			want = rrf(textTruth[i], vecTruth[i], 10)
 		}
 		sum += recall(hitKeys(hits), want, 10)
+	}
+	if cfg.slowest > 0 {
+		order := make([]int, len(qs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lat[b], lat[a]) })
+		for _, i := range order[:min(cfg.slowest, len(order))] {
+			progress.Warn("slow query", "mode", m.name, "ms", ms(lat[i]), "text", qs[i].Text, "workspace", qs[i].Workspace)
+		}
 	}
 	return result{p50: pct(lat, 50), p99: pct(lat, 99), recall: sum / float64(cfg.truth)}, nil
 }

@@ -49,7 +49,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 	}
 	emb := embedder.NewBuiltin()
 	opts := pgindex.Options{Dim: emb.Dim(), Logger: log, EfSearch: cfg.efSearch, TextPool: cfg.textPool,
-		HNSWM: cfg.hnswM, HNSWEfConstruction: cfg.hnswEfC, QueryTimeout: 60 * time.Second}
+		HNSWM: cfg.hnswM, HNSWEfConstruction: cfg.hnswEfC, BuildMemory: cfg.maintMem, QueryTimeout: 60 * time.Second}
 	ix, err := pgindex.New(pool, &opts)
 	if err != nil {
 		pool.Close()
@@ -104,7 +104,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		loaded := time.Since(start)
 		in.add("ReplaceMany (COPY, %d-chunk batches, no search indexes): %s", cfg.batch, rate(len(cs), loaded))
 		t0 := time.Now()
-		if err := ix.BuildSearchIndexes(ctx, cfg.maintMem); err != nil {
+		if err := ix.BuildSearchIndexes(ctx); err != nil {
 			return in, err
 		}
 		in.add("BuildSearchIndexes (GIN + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))

@@ -102,7 +102,8 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 			return fail(err)
 		}
 		o.closers = append(o.closers, func() error { pool.Close(); return nil })
-		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch, Logger: log})
+		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
+			BuildMemory: a.cfg.Index.BuildMemory, Logger: log})
 		// The embedded index is kept as a local mirror that answers while
 		// Postgres is unreachable.
 		if !a.primaryOnly {

@@ -99,7 +99,7 @@ func BenchmarkReplaceMany(b *testing.B) {
 			elapsed := b.Elapsed()
 			if bulk {
 				start := time.Now()
-				if err := ix.BuildSearchIndexes(ctx, "256MB"); err != nil {
+				if err := ix.BuildSearchIndexes(ctx); err != nil {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)

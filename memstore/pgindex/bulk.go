@@ -43,9 +43,9 @@ func copyRow(c *memstore.Chunk) []any {
 // place an insert costs milliseconds); callers loading a corpus send
 // batches of a few thousand chunks, after DropSearchIndexes.
 //
-// ReplaceMany is not part of memstore.Index; mirrors that know the backend
-// use it for full rebuilds (with DropSearchIndexes and BuildSearchIndexes
-// around the load when the corpus is large).
+// The mirror writes every batch of files through it (memstore.BatchIndex),
+// and a full rebuild also drops the search indexes during the load
+// (memstore.BulkIndex).
 func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
 	const op = "ReplaceMany"
 	paths := make([]string, 0, len(files))
@@ -94,6 +94,9 @@ func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Ch
 		if len(rows) == 0 {
 			return nil
 		}
+		if err := ensureTypes(ctx, tx.Conn()); err != nil {
+			return err
+		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"selmem_chunks"}, chunkColumns, pgx.CopyFromRows(rows))
 		return err
 	})
@@ -125,10 +128,10 @@ func (ix *Index) DropSearchIndexes(ctx context.Context) error {
 // BuildSearchIndexes creates the full-text and vector indexes when they are
 // missing (after DropSearchIndexes) and refreshes the planner's statistics.
 // Building over a loaded table is much faster than maintaining the indexes
-// during the load; with maintenanceMem (e.g. "2GB"; "" leaves the server's
-// maintenance_work_mem) large enough to hold the HNSW graph, the graph is
-// built in memory. It runs up to two hours, bounded also by ctx.
-func (ix *Index) BuildSearchIndexes(ctx context.Context, maintenanceMem string) error {
+// during the load; with Options.BuildMemory large enough to hold the HNSW
+// graph, the graph is built in memory. It runs up to two hours, bounded
+// also by ctx.
+func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 	const op = "BuildSearchIndexes"
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
@@ -136,8 +139,8 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context, maintenanceMem string) 
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
 			return err
 		}
-		if maintenanceMem != "" {
-			if _, err := tx.Exec(ctx, `SELECT set_config('maintenance_work_mem', $1, true)`, maintenanceMem); err != nil {
+		if ix.opts.BuildMemory != "" {
+			if _, err := tx.Exec(ctx, `SELECT set_config('maintenance_work_mem', $1, true)`, ix.opts.BuildMemory); err != nil {
 				return err
 			}
 		}
@@ -171,7 +174,7 @@ func (ix *Index) createVectorIndexSQL() string {
 	if ix.opts.HNSWEfConstruction > 0 {
 		with = append(with, fmt.Sprintf("ef_construction = %d", ix.opts.HNSWEfConstruction))
 	}
-	s := `CREATE INDEX IF NOT EXISTS ` + vectorIndexName + ` ON selmem_chunks USING hnsw (embedding vector_cosine_ops)`
+	s := `CREATE INDEX IF NOT EXISTS ` + vectorIndexName + ` ON selmem_chunks USING hnsw (embedding halfvec_cosine_ops)`
 	if len(with) > 0 {
 		s += " WITH (" + strings.Join(with, ", ") + ")"
 	}

@@ -61,6 +61,7 @@ func TestIndex_DropAndBuildSearchIndexes(t *testing.T) {
 	t.Parallel()
 	const dim = 8
 	ix, pool := newIndex(t, dim)
+	ix.opts.BuildMemory = "64MB"
 	ctx := context.Background()
 	indexes := func() string {
 		t.Helper()
@@ -94,7 +95,7 @@ func TestIndex_DropAndBuildSearchIndexes(t *testing.T) {
 		t.Errorf("Search without indexes = %d hits, %v", len(hits), err)
 	}
 	for range 2 {
-		if err := ix.BuildSearchIndexes(ctx, "64MB"); err != nil {
+		if err := ix.BuildSearchIndexes(ctx); err != nil {
 			t.Fatalf("BuildSearchIndexes: %v", err)
 		}
 	}

@@ -129,7 +129,7 @@ func bulkLoad(tb testing.TB, pool *pgxpool.Pool, n, dim int) {
 		rows[i] = []any{
 			fmt.Sprintf("/memories/workspaces/ws%d/f%d.md", i%8, i/10), i % 10,
 			fmt.Sprintf("ws%d", i%8), memstore.ScopeWorkspace, "note", fmt.Sprintf("Section %d", i%10),
-			fmt.Sprintf("ws%d › f%d.md", i%8, i/10), sb.String(), pgvector.NewVector(randVec(uint64(i), dim)),
+			fmt.Sprintf("ws%d › f%d.md", i%8, i/10), sb.String(), pgvector.NewHalfVector(randVec(uint64(i), dim)),
 		}
 	}
 	_, err := pool.CopyFrom(ctx, pgx.Identifier{"selmem_chunks"},
@@ -147,7 +147,7 @@ func bulkLoad(tb testing.TB, pool *pgxpool.Pool, n, dim int) {
 		"SET maintenance_work_mem = '1GB'",
 		"SET max_parallel_maintenance_workers = 4",
 		"CREATE INDEX selmem_chunks_tsv_idx ON selmem_chunks USING gin (tsv)",
-		"CREATE INDEX selmem_chunks_embedding_idx ON selmem_chunks USING hnsw (embedding vector_cosine_ops)",
+		"CREATE INDEX selmem_chunks_embedding_idx ON selmem_chunks USING hnsw (embedding halfvec_cosine_ops)",
 		"RESET maintenance_work_mem",
 		"RESET max_parallel_maintenance_workers",
 		"ANALYZE selmem_chunks",

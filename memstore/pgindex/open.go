@@ -21,7 +21,10 @@ type Lazy struct {
 	ix *Index
 }
 
-var _ memstore.Index = (*Lazy)(nil)
+var (
+	_ memstore.BatchIndex = (*Lazy)(nil)
+	_ memstore.BulkIndex  = (*Lazy)(nil)
+)
 
 // Open returns a Lazy index over pool, which the caller owns and closes.
 func Open(pool *pgxpool.Pool, opts *Options) *Lazy {
@@ -95,6 +98,33 @@ func (l *Lazy) Reset(ctx context.Context, st memstore.IndexState) error {
 		return err
 	}
 	return ix.Reset(ctx, st)
+}
+
+// ReplaceMany implements memstore.BatchIndex.
+func (l *Lazy) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
+	ix, err := l.index()
+	if err != nil {
+		return err
+	}
+	return ix.ReplaceMany(ctx, files)
+}
+
+// DropSearchIndexes implements memstore.BulkIndex.
+func (l *Lazy) DropSearchIndexes(ctx context.Context) error {
+	ix, err := l.index()
+	if err != nil {
+		return err
+	}
+	return ix.DropSearchIndexes(ctx)
+}
+
+// BuildSearchIndexes implements memstore.BulkIndex.
+func (l *Lazy) BuildSearchIndexes(ctx context.Context) error {
+	ix, err := l.index()
+	if err != nil {
+		return err
+	}
+	return ix.BuildSearchIndexes(ctx)
 }
 
 // Close implements memstore.Index; the pool belongs to the caller.

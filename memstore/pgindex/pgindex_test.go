@@ -78,7 +78,7 @@ func TestMigrate_ConcurrentServers(t *testing.T) {
 		{"embedding dim", `SELECT atttypmod FROM pg_attribute WHERE attrelid = 'selmem_chunks'::regclass
 			AND attname = 'embedding' AND NOT attisdropped`, 16},
 		{"hnsw index", `SELECT count(*) FROM pg_indexes WHERE indexname = 'selmem_chunks_embedding_idx'
-			AND indexdef LIKE '%hnsw%vector_cosine_ops%'`, 1},
+			AND indexdef LIKE '%hnsw%halfvec_cosine_ops%'`, 1},
 		{"gin index", `SELECT count(*) FROM pg_indexes WHERE indexname = 'selmem_chunks_tsv_idx'
 			AND indexdef LIKE '%gin%'`, 1},
 	}
@@ -401,7 +401,8 @@ func TestVersionAtLeast(t *testing.T) {
 }
 
 // TestIndex_WithoutAfterConnect checks that vectors also work as text, for
-// pools created without AfterConnect.
+// pools created without AfterConnect, and that ReplaceMany's COPY, which
+// needs pgvector's types, registers them itself.
 func TestIndex_WithoutAfterConnect(t *testing.T) {
 	t.Parallel()
 	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
@@ -426,5 +427,55 @@ func TestIndex_WithoutAfterConnect(t *testing.T) {
 	hits, err := ix.Search(ctx, memstore.Query{Vector: v})
 	if err != nil || len(hits) != 1 || hits[0].VectorRank != 1 {
 		t.Errorf("Search = %+v, %v; want one vector hit", hits, err)
+	}
+	w := randVec(6, 4)
+	err = ix.ReplaceMany(ctx, map[string][]memstore.Chunk{"/memories/b.md": {{Path: "/memories/b.md", Text: "copied", Embedding: w}}})
+	if err != nil {
+		t.Fatalf("ReplaceMany: %v", err)
+	}
+	hits, err = ix.Search(ctx, memstore.Query{Vector: w, Limit: 1})
+	if err != nil || len(hits) != 1 || hits[0].Path != "/memories/b.md" {
+		t.Errorf("Search after ReplaceMany = %+v, %v; want /memories/b.md first", hits, err)
+	}
+}
+
+// TestMigrate_ConvertsVectorColumn checks that an index whose embeddings an
+// earlier version stored as vector(dim) is converted to halfvec(dim) by New,
+// keeping its chunks and their vectors, with the HNSW index rebuilt.
+func TestMigrate_ConvertsVectorColumn(t *testing.T) {
+	t.Parallel()
+	ix, pool := newIndex(t, 8)
+	ctx := context.Background()
+	v := randVec(11, 8)
+	if err := ix.Replace(ctx, "/memories/old.md", []memstore.Chunk{{Path: "/memories/old.md", Text: "kept", Embedding: v}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		"DROP INDEX " + vectorIndexName,
+		"ALTER TABLE selmem_chunks ALTER COLUMN embedding TYPE vector(8) USING embedding::vector(8)",
+		"CREATE INDEX " + vectorIndexName + " ON selmem_chunks USING hnsw (embedding vector_cosine_ops)",
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	ix, err := New(pool, &Options{Dim: 8})
+	if err != nil {
+		t.Fatalf("New over a vector column: %v", err)
+	}
+	var typ, def string
+	err = pool.QueryRow(ctx, `SELECT format_type(a.atttypid, a.atttypmod), i.indexdef
+		FROM pg_attribute a, pg_indexes i
+		WHERE a.attrelid = 'selmem_chunks'::regclass AND a.attname = 'embedding' AND NOT a.attisdropped
+		AND i.indexname = '`+vectorIndexName+`'`).Scan(&typ, &def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != "halfvec(8)" || !strings.Contains(def, "halfvec_cosine_ops") {
+		t.Errorf("after New: column %s, index %q; want halfvec(8) with halfvec_cosine_ops", typ, def)
+	}
+	hits, err := ix.Search(ctx, memstore.Query{Vector: v, Limit: 1})
+	if err != nil || len(hits) != 1 || hits[0].Path != "/memories/old.md" || hits[0].VectorRank != 1 {
+		t.Errorf("Search = %+v, %v; want the converted chunk, vector rank 1", hits, err)
 	}
 }

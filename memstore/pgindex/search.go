@@ -40,10 +40,14 @@ const filterSQL = `
 // them; then, only when those are fewer than $8, up to $10 of the chunks
 // matching some but not all terms. Within a tier the pool is the first $10
 // matches in table order, so when a tier holds more than $10 chunks the
-// ranking is approximate; when it holds fewer it is exact. Neither tier
-// reads the embedding, which TOAST keeps out of the table's pages.
+// ranking is approximate; when it holds fewer it is exact.
 //
-// Vector: cosine distance through the HNSW index; ties by path, seq.
+// Vector: exact cosine distance over two candidate sets, ties by path, seq.
+// One is the $8 nearest chunks found through the HNSW index. The other is
+// the full-text pool, whose rows are read anyway: a chunk sharing the
+// query's words is where a lexical or semantic neighbour most often is, and
+// HNSW, an approximate search, misses some of those, most of all for short
+// queries whose vectors lie far from every chunk's.
 //
 // Parameters: $1 text, $2 vector (NULL: no vector ranking), $3 workspace,
 // $4 scope, $5 types, $6 include invalid, $7 now, $8 candidates, $9 limit,
@@ -51,7 +55,8 @@ const filterSQL = `
 var searchSQL = `
 WITH all_words AS MATERIALIZED (
 	SELECT c.id, c.path, c.seq,
-		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) + 1 AS score
+		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) + 1 AS score,
+		c.embedding <=> $2::halfvec AS distance
 	FROM selmem_chunks c
 	WHERE $1 <> ''
 	AND c.tsv @@ websearch_to_tsquery('english', $1)
@@ -60,7 +65,8 @@ WITH all_words AS MATERIALIZED (
 ),
 some_words AS MATERIALIZED (
 	SELECT c.id, c.path, c.seq,
-		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) AS score
+		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) AS score,
+		c.embedding <=> $2::halfvec AS distance
 	FROM selmem_chunks c
 	WHERE $1 <> ''
 	AND (SELECT count(*) FROM all_words) < $8
@@ -71,9 +77,9 @@ some_words AS MATERIALIZED (
 text_hits AS (
 	SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
 	FROM (
-		SELECT * FROM all_words
+		SELECT id, path, seq, score FROM all_words
 		UNION ALL
-		SELECT * FROM some_words
+		SELECT id, path, seq, score FROM some_words
 		ORDER BY score DESC, path, seq
 		LIMIT $8
 	) t
@@ -81,11 +87,21 @@ text_hits AS (
 vector_hits AS (
 	SELECT v.id, row_number() OVER (ORDER BY v.distance, v.path, v.seq) AS rank
 	FROM (
-		SELECT c.id, c.path, c.seq, c.embedding <=> $2::vector AS distance
-		FROM selmem_chunks c
-		WHERE $2::vector IS NOT NULL
-		AND c.embedding IS NOT NULL` + filterSQL + `
-		ORDER BY c.embedding <=> $2::vector
+		SELECT u.id, u.path, u.seq, u.distance
+		FROM (
+			(SELECT c.id, c.path, c.seq, c.embedding <=> $2::halfvec AS distance
+			FROM selmem_chunks c
+			WHERE $2::halfvec IS NOT NULL
+			AND c.embedding IS NOT NULL` + filterSQL + `
+			ORDER BY c.embedding <=> $2::halfvec
+			LIMIT $8)
+			UNION
+			SELECT id, path, seq, distance FROM all_words
+			UNION
+			SELECT id, path, seq, distance FROM some_words
+		) u
+		WHERE u.distance IS NOT NULL
+		ORDER BY u.distance, u.path, u.seq
 		LIMIT $8
 	) v
 ),

@@ -2,6 +2,7 @@ package pgindex
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,5 +86,46 @@ func TestStore_PostgresOutage(t *testing.T) {
 	}
 	if head, _ := s.Head(); st.Commit != head {
 		t.Errorf("Postgres mirror at %s, HEAD at %s", st.Commit, head)
+	}
+}
+
+// TestStore_ReindexOnPostgres rebuilds a store's Postgres mirror: the
+// files are loaded with the search indexes dropped, and both indexes exist
+// again afterwards, with every file searchable.
+func TestStore_ReindexOnPostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	emb := embedder.NewBuiltin()
+	ix, pool := newIndex(t, emb.Dim())
+	s, err := memstore.Open(ctx, t.TempDir(), &memstore.Options{Index: ix, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(ctx) })
+	const files = 40
+	for i := range files {
+		p := fmt.Sprintf("/memories/workspaces/ops/runbook%02d.md", i)
+		if _, err := s.Create(ctx, p, fmt.Sprintf("# Runbook %d\n\n- Page team%d before restarting shard%d.\n", i, i, i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Reindex(ctx, nil); err != nil {
+		t.Fatalf("Reindex: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'selmem_chunks'
+		AND indexname IN ($1, $2)`, textIndexName, vectorIndexName).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("%d search indexes after Reindex, want 2", n)
+	}
+	for _, i := range []int{0, 17, files - 1} {
+		q := fmt.Sprintf("page team%d shard%d", i, i)
+		res, err := s.Search(ctx, memstore.SearchRequest{Query: q, Limit: 1})
+		want := fmt.Sprintf("/memories/workspaces/ops/runbook%02d.md", i)
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].Path != want {
+			t.Errorf("Search(%q) = %+v, %v; want %s", q, res.Hits, err, want)
+		}
 	}
 }
