@@ -70,6 +70,7 @@ type config struct {
 	dir        string
 	verbose    bool
 	slowest    int
+	reuse      bool
 }
 
 func main() {
@@ -92,6 +93,7 @@ func main() {
 	flag.BoolVar(&cfg.explain, "explain", true, "print EXPLAIN (ANALYZE, BUFFERS) of one hybrid query (Postgres)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the SQLite file (default: a temporary directory, removed)")
 	flag.BoolVar(&cfg.verbose, "v", false, "log progress to stderr")
+	flag.BoolVar(&cfg.reuse, "reuse", false, "with -dsn: search the corpus an earlier run with the same -chunks and -seed loaded, without loading it again")
 	flag.IntVar(&cfg.slowest, "slowest", 0, "print the N slowest queries of each mode, with their latencies")
 	var variants string
 	flag.StringVar(&variants, "pg-variants", "", "extra Postgres search settings to measure on the same data, e.g. ef=40,ef=400,pool=4000")

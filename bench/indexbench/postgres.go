@@ -69,6 +69,17 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 	}
 	b.load = func(ctx context.Context, cs []memstore.Chunk) (ingest, error) {
 		var in ingest
+		if cfg.reuse {
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM selmem_chunks`).Scan(&n); err != nil {
+				return in, err
+			}
+			if n != len(cs) {
+				return in, fmt.Errorf("-reuse: the database holds %d chunks, the corpus %d", n, len(cs))
+			}
+			in.add("reused the %d chunks already loaded", n)
+			return in, nil
+		}
 		// Reset recreates the embedding column and its HNSW index with the
 		// configured parameters.
 		if err := ix.Reset(ctx, memstore.IndexState{Embedder: emb.ID(), Dim: emb.Dim() + 1}); err != nil {
@@ -156,7 +167,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		k, v, _ := strings.Cut(spec, "=")
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, fmt.Errorf("variant %q: want ef=N or pool=N", spec)
+			return nil, fmt.Errorf("variant %q: want ef=N, pool=N or scan=N", spec)
 		}
 		o := opts
 		switch k {
@@ -164,8 +175,10 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 			o.EfSearch = n
 		case "pool":
 			o.TextPool = n
+		case "scan":
+			o.MaxScanTuples = n
 		default:
-			return nil, fmt.Errorf("variant %q: want ef=N or pool=N", spec)
+			return nil, fmt.Errorf("variant %q: want ef=N, pool=N or scan=N", spec)
 		}
 		return pgindex.New(pool, &o)
 	}

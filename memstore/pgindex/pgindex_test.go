@@ -27,6 +27,7 @@ func TestNew_InvalidOptions(t *testing.T) {
 		{"nil options", pool, nil},
 		{"zero dim", pool, &Options{}},
 		{"negative dim", pool, &Options{Dim: -1}},
+		{"ef_construction below 2m", pool, &Options{Dim: 8, HNSWM: 16, HNSWEfConstruction: 20}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

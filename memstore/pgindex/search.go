@@ -24,62 +24,84 @@ const filterSQL = `
 			AND (c.expires_at IS NULL OR c.expires_at > $7)))`
 
 // searchSQL is the hybrid search: a full-text ranking and a vector ranking,
-// each of depth $8, fused by reciprocal rank fusion, best $9 first.
+// each of depth $8, fused by reciprocal rank fusion, best $9 first. Both
+// rank one pool of candidates, gathered by three bounded scans.
 //
-// Full text: any term of the query matches (an OR of plainto_tsquery's
-// lexemes, so user text never fails to parse and partial matches count),
-// ranked by ts_rank_cd normalised into [0, 1), plus 1 when the chunk also
-// matches the whole websearch_to_tsquery query (all terms, phrases,
-// exclusions), so complete matches come first.
+// Full-text score: ts_rank_cd over any term of the query (an OR of
+// plainto_tsquery's lexemes, so user text never fails to parse and partial
+// matches count), normalised into [0, 1), plus 1 when the chunk matches the
+// whole websearch_to_tsquery query (all terms, phrases, exclusions), so
+// complete matches come first. Vector score: exact cosine distance. Ties go
+// by path, seq.
 //
-// Scoring every chunk that shares a word with the query is too slow on a
-// large corpus (a common word matches a third of it, and ts_rank_cd reads
-// each row), so the ranking scores a bounded pool of at most $10 chunks
-// per tier, taken from the GIN index: first the chunks matching the whole
-// query, the only ones that can reach the top when there are enough of
-// them; then, only when those are fewer than $8, up to $10 of the chunks
-// matching some but not all terms. Within a tier the pool is the first $10
-// matches in table order, so when a tier holds more than $10 chunks the
-// ranking is approximate; when it holds fewer it is exact.
+// The pool:
+//   - all_words: up to $10 chunks matching the whole query, through the
+//     GIN index. They are the only ones that can reach the top of the
+//     full-text ranking when there are enough of them; when a query's words
+//     are common and more than $10 chunks match, these are the first $10 in
+//     table order and the ranking is approximate.
+//   - nearest: the $11 nearest chunks through the HNSW index, scored for
+//     full text too. With the built-in embedder, nearness means shared words
+//     and word parts, so when few chunks match every word these are the
+//     partial matches, found without scanning every chunk that holds one
+//     common word of the query (a GIN scan costs a microsecond per matching
+//     chunk, a hundred milliseconds for a word in a sixth of a million).
+//   - some_words: when all_words holds fewer than $8 chunks, up to $10
+//     chunks matching some but not all words, in table order; for a query
+//     with a vector only while the table holds fewer than $12 chunks (by
+//     the planner's count), since the scan costs as much as the GIN scan of
+//     the query's most common word.
 //
-// Vector: exact cosine distance over two candidate sets, ties by path, seq.
-// One is the $8 nearest chunks found through the HNSW index. The other is
-// the full-text pool, whose rows are read anyway: a chunk sharing the
-// query's words is where a lexical or semantic neighbour most often is, and
-// HNSW, an approximate search, misses some of those, most of all for short
-// queries whose vectors lie far from every chunk's.
+// The vector ranking thereby also sees the full-text matches, exactly
+// scored: HNSW, an approximate search, misses some of them, most of all for
+// short queries whose vectors lie far from every chunk's.
 //
 // Parameters: $1 text, $2 vector (NULL: no vector ranking), $3 workspace,
 // $4 scope, $5 types, $6 include invalid, $7 now, $8 candidates, $9 limit,
-// $10 pool size per full-text tier.
+// $10 full-text pool size per scan, $11 nearest pool size, $12 the table
+// size from which searches with a vector skip some_words.
 var searchSQL = `
 WITH all_words AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq,
-		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) + 1 AS score,
-		c.embedding <=> $2::halfvec AS distance
+	SELECT c.id, c.path, c.seq, ` + textScoreSQL + ` AS score, c.embedding <=> $2::halfvec AS distance
 	FROM selmem_chunks c
 	WHERE $1 <> ''
 	AND c.tsv @@ websearch_to_tsquery('english', $1)
-	AND c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery` + filterSQL + `
+	AND c.tsv @@ ` + anyTermSQL + filterSQL + `
 	LIMIT $10
 ),
-some_words AS MATERIALIZED (
+nearest AS MATERIALIZED (
 	SELECT c.id, c.path, c.seq,
-		ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32) AS score,
+		CASE WHEN $1 <> '' AND c.tsv @@ ` + anyTermSQL + ` THEN ` + textScoreSQL + ` END AS score,
 		c.embedding <=> $2::halfvec AS distance
 	FROM selmem_chunks c
+	WHERE $2::halfvec IS NOT NULL
+	AND c.embedding IS NOT NULL` + filterSQL + `
+	ORDER BY c.embedding <=> $2::halfvec
+	LIMIT $11
+),
+some_words AS MATERIALIZED (
+	SELECT c.id, c.path, c.seq, ` + textScoreSQL + ` AS score, c.embedding <=> $2::halfvec AS distance
+	FROM selmem_chunks c
 	WHERE $1 <> ''
+	AND ($2::halfvec IS NULL
+		OR (SELECT reltuples FROM pg_class WHERE oid = 'selmem_chunks'::regclass) < $12::float4)
 	AND (SELECT count(*) FROM all_words) < $8
-	AND c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery
+	AND c.tsv @@ ` + anyTermSQL + `
 	AND NOT c.tsv @@ websearch_to_tsquery('english', $1)` + filterSQL + `
 	LIMIT $10
+),
+pool AS (
+	SELECT * FROM all_words
+	UNION
+	SELECT * FROM nearest
+	UNION
+	SELECT * FROM some_words
 ),
 text_hits AS (
 	SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
 	FROM (
-		SELECT id, path, seq, score FROM all_words
-		UNION ALL
-		SELECT id, path, seq, score FROM some_words
+		SELECT id, path, seq, score FROM pool
+		WHERE score IS NOT NULL
 		ORDER BY score DESC, path, seq
 		LIMIT $8
 	) t
@@ -87,21 +109,9 @@ text_hits AS (
 vector_hits AS (
 	SELECT v.id, row_number() OVER (ORDER BY v.distance, v.path, v.seq) AS rank
 	FROM (
-		SELECT u.id, u.path, u.seq, u.distance
-		FROM (
-			(SELECT c.id, c.path, c.seq, c.embedding <=> $2::halfvec AS distance
-			FROM selmem_chunks c
-			WHERE $2::halfvec IS NOT NULL
-			AND c.embedding IS NOT NULL` + filterSQL + `
-			ORDER BY c.embedding <=> $2::halfvec
-			LIMIT $8)
-			UNION
-			SELECT id, path, seq, distance FROM all_words
-			UNION
-			SELECT id, path, seq, distance FROM some_words
-		) u
-		WHERE u.distance IS NOT NULL
-		ORDER BY u.distance, u.path, u.seq
+		SELECT id, path, seq, distance FROM pool
+		WHERE distance IS NOT NULL
+		ORDER BY distance, path, seq
 		LIMIT $8
 	) v
 ),
@@ -120,6 +130,15 @@ FROM fused f
 JOIN selmem_chunks c ON c.id = f.id
 ORDER BY f.score DESC, c.path, c.seq
 LIMIT $9`
+
+// anyTermSQL is the OR of the query's lexemes.
+const anyTermSQL = `replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery`
+
+// textScoreSQL is the full-text score of a chunk matching anyTermSQL. Every
+// scan computes it with this one expression, so a chunk found by two scans
+// has two identical rows, which the pool's UNION merges.
+const textScoreSQL = `ts_rank_cd(c.tsv, ` + anyTermSQL + `, 32)
+		+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END`
 
 // searchArgs returns searchSQL's arguments for q, with defaults applied.
 func (ix *Index) searchArgs(q memstore.Query) []any {
@@ -140,8 +159,12 @@ func (ix *Index) searchArgs(q memstore.Query) []any {
 		types = []string{}
 	}
 	return []any{cleanText(q.Text), vectorArg(q.Vector), q.Workspace, q.Scope, types, q.IncludeInvalid, now, cand, limit,
-		max(ix.opts.TextPool, cand)}
+		max(ix.opts.TextPool, cand), nearestPool(cand), ix.opts.PartialScanBelow}
 }
+
+// nearestPool is how many chunks a search with cand candidates takes from
+// the HNSW index: twice cand, since they also feed the full-text ranking.
+func nearestPool(cand int) int { return 2 * cand }
 
 // cleanText makes user text safe to send: Postgres text holds neither NUL
 // bytes nor invalid UTF-8. Both become spaces.
@@ -159,12 +182,14 @@ const (
 	sessionSQL = `SELECT set_config('hnsw.ef_search', $1, true),
 		set_config('plan_cache_mode', 'force_custom_plan', true),
 		set_config('jit', 'off', true)`
-	iterativeSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+	iterativeSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+		set_config('hnsw.max_scan_tuples', $1, true)`
 )
 
-// efSearch is the hnsw.ef_search for a search with cand candidates.
+// efSearch is the hnsw.ef_search for a search with cand candidates: at
+// least its nearest pool.
 func (ix *Index) efSearch(cand int) int {
-	return min(max(ix.opts.EfSearch, cand), maxEfSearch)
+	return min(max(ix.opts.EfSearch, nearestPool(cand)), maxEfSearch)
 }
 
 // Search runs the full-text and vector rankings with q's filters and fuses
@@ -185,7 +210,7 @@ func (ix *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, 
 			b := &pgx.Batch{}
 			b.Queue(sessionSQL, strconv.Itoa(ix.efSearch(cand)))
 			if ix.iterative {
-				b.Queue(iterativeSQL)
+				b.Queue(iterativeSQL, strconv.Itoa(ix.opts.MaxScanTuples))
 			}
 			b.Queue(searchSQL, args...)
 			br := tx.SendBatch(ctx, b)
@@ -259,7 +284,7 @@ func (ix *Index) ExplainSearch(ctx context.Context, q memstore.Query) (string, e
 			return err
 		}
 		if ix.iterative {
-			if _, err := tx.Exec(ctx, iterativeSQL); err != nil {
+			if _, err := tx.Exec(ctx, iterativeSQL, strconv.Itoa(ix.opts.MaxScanTuples)); err != nil {
 				return err
 			}
 		}

@@ -401,7 +401,7 @@ func explain(t *testing.T, ix *Index, pool *pgxpool.Pool, q memstore.Query) any 
 		t.Fatal(err)
 	}
 	if ix.iterative {
-		if _, err := tx.Exec(ctx, iterativeSQL); err != nil {
+		if _, err := tx.Exec(ctx, iterativeSQL, fmt.Sprint(ix.opts.MaxScanTuples)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -473,5 +473,77 @@ func TestIndex_SurvivesRestart(t *testing.T) {
 	}
 	if len(hits) != 1 || hits[0].Path != "/memories/a.md" {
 		t.Errorf("Search after restart = %v, want /memories/a.md", paths(hits))
+	}
+}
+
+// TestSearch_PartialScanBelow checks where partial full-text matches come
+// from. On a table below Options.PartialScanBelow chunks a hybrid search
+// scores every chunk matching some query word when few match all; above
+// it, only those among the nearest chunks, while a search without a vector
+// still scans them.
+func TestSearch_PartialScanBelow(t *testing.T) {
+	t.Parallel()
+	const dim = 8
+	ix, pool := newIndex(t, dim)
+	ctx := context.Background()
+	// One chunk matches both query words and 30 match "gamma" only, all
+	// with vectors pointing away from the query's; 20 chunks share no word
+	// with the query and lie nearest to it.
+	qv := randVec(3, dim)
+	away := make([]float32, dim)
+	for i, x := range qv {
+		away[i] = -x
+	}
+	files := map[string][]memstore.Chunk{}
+	add := func(p, text string, v []float32) {
+		files[p] = []memstore.Chunk{{Path: p, Scope: memstore.ScopeOther, Type: "note", Text: text, Embedding: v}}
+	}
+	add("/memories/notes/both.md", "gamma delta", away)
+	for i := range 30 {
+		add(fmt.Sprintf("/memories/notes/g%02d.md", i), "gamma filler", away)
+	}
+	for i := range 20 {
+		add(fmt.Sprintf("/memories/notes/n%02d.md", i), "unrelated words", qv)
+	}
+	if err := ix.ReplaceMany(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "ANALYZE selmem_chunks"); err != nil {
+		t.Fatal(err)
+	}
+	large, err := New(pool, &Options{Dim: dim, PartialScanBelow: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Candidates 5: the full-text ranking is 5 deep, the nearest pool the
+	// 10 unrelated chunks.
+	hybrid := memstore.Query{Text: "gamma delta", Vector: qv, Limit: 40, Candidates: 5}
+	textOnly := memstore.Query{Text: "gamma delta", Limit: 40, Candidates: 5}
+	tests := []struct {
+		name string
+		ix   *Index
+		q    memstore.Query
+		want int // hits with a full-text rank
+	}{
+		{"small table, hybrid", ix, hybrid, 5},
+		{"large table, hybrid", large, hybrid, 1},
+		{"large table, text only", large, textOnly, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := tt.ix.Search(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, h := range hits {
+				if h.TextRank > 0 {
+					n++
+				}
+			}
+			if n != tt.want {
+				t.Errorf("%d hits with a full-text rank, want %d", n, tt.want)
+			}
+		})
 	}
 }
