@@ -19,6 +19,7 @@ bench() {
 	bench ./memstore 'Store_(Open|History)' 50
 	bench ./memstore 'Store_Reindex' 3
 	bench ./memstore/sqliteindex 'BenchmarkSearch|BenchmarkOpen' 200
+	bench ./memstore/pgindex 'BenchmarkStore_Reindex' 2
 	PROFILER_BENCH_MB=${PROFILER_BENCH_MB:-1024} bench ./profiler 'BenchmarkProfileCSV' 2
 } | awk '/^Benchmark/ {
 		name=$1; sub(/-[0-9]+$/, "", name)
