@@ -2,6 +2,7 @@ package indextest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"Filters", testFilters},
 		{"Validity", testValidity},
 		{"Replace", testReplace},
+		{"ReplaceMany", testReplaceMany},
 		{"DeletePath", testDeletePath},
 		{"State", testState},
 		{"Reset", testReset},
@@ -373,6 +375,58 @@ func testReplace(t *testing.T, s *suite) {
 	}
 	if got := keys(s.search(t, s.hybrid(t, "beta rule wording"))); len(got) != 0 {
 		t.Errorf("after Replace with no chunks: hits %v, want none", got)
+	}
+}
+
+// testReplaceMany checks the batch write of an index that has one: every
+// path of the batch gets its new set (none removes it), visible to both
+// rankings, and a batch with an invalid chunk writes nothing.
+func testReplaceMany(t *testing.T, s *suite) {
+	b, ok := s.idx.(memstore.BatchIndex)
+	if !ok {
+		t.Skipf("%T has no ReplaceMany", s.idx)
+	}
+	ctx := context.Background()
+	const a, c = "/memories/workspaces/sales/a.md", "/memories/workspaces/sales/c.md"
+	err := b.ReplaceMany(ctx, map[string][]memstore.Chunk{
+		a: {s.chunk(t, a, 0, "Alpha rule: invoices close monthly.")},
+		c: {s.chunk(t, c, 0, "Gamma rule: refunds need approval."), s.chunk(t, c, 1, "Delta rule: quotes expire.")},
+	})
+	if err != nil {
+		t.Fatalf("ReplaceMany: %v", err)
+	}
+	if got, want := keys(s.search(t, s.hybrid(t, "gamma refunds approval"))), c+"#0"; len(got) == 0 || got[0] != want {
+		t.Errorf("after the first batch: hits %v, want %s first", got, want)
+	}
+	err = b.ReplaceMany(ctx, map[string][]memstore.Chunk{
+		a: nil,
+		c: {s.chunk(t, c, 0, "Epsilon rule: discounts cap at ten percent.")},
+	})
+	if err != nil {
+		t.Fatalf("ReplaceMany: %v", err)
+	}
+	vectorOnly := memstore.Query{Vector: s.vector(t, "epsilon discounts cap"), Limit: 10}
+	if got, want := keys(s.search(t, vectorOnly)), []string{c + "#0"}; !slices.Equal(got, want) {
+		t.Errorf("after the second batch: vector hits %v, want %v", got, want)
+	}
+	if got := keys(s.search(t, memstore.Query{Text: "alpha delta gamma", Limit: 10})); len(got) != 0 {
+		t.Errorf("after the second batch: replaced text still found: %v", got)
+	}
+
+	const d = "/memories/workspaces/sales/d.md"
+	bad := s.chunk(t, a, 0, "Zeta rule: filed under the wrong path.")
+	err = b.ReplaceMany(ctx, map[string][]memstore.Chunk{
+		d: {s.chunk(t, d, 0, "Zeta rule: valid chunk.")},
+		c: {bad},
+	})
+	if !errors.Is(err, memstore.ErrInvalid) {
+		t.Errorf("batch with a chunk of another path: %v, want ErrInvalid", err)
+	}
+	if got := keys(s.search(t, memstore.Query{Text: "zeta", Limit: 10})); len(got) != 0 {
+		t.Errorf("a refused batch wrote %v", got)
+	}
+	if got, want := keys(s.search(t, vectorOnly)), []string{c + "#0"}; !slices.Equal(got, want) {
+		t.Errorf("after a refused batch: vector hits %v, want %v", got, want)
 	}
 }
 

@@ -86,6 +86,7 @@ const mmapSize = 1 << 30
 const (
 	logKeyPath     = "path"
 	logKeyRows     = "rows"
+	logKeyFiles    = "files"
 	logKeyDuration = "duration"
 )
 
@@ -128,7 +129,7 @@ type connector struct {
 func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
 func (c connector) Driver() driver.Driver                        { return c.driver }
 
-var _ memstore.Index = (*Index)(nil)
+var _ memstore.BatchIndex = (*Index)(nil)
 
 // Open opens or creates the index file at path. It reads no chunks: their
 // filter fields and vectors are loaded on the first search. A file that is not

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,43 +18,61 @@ import (
 // Every chunk must carry path, distinct Seq values, and an embedding of the
 // recorded dimension (none when the dimension is 0).
 func (i *Index) Replace(ctx context.Context, path string, chunks []memstore.Chunk) error {
+	return i.ReplaceMany(ctx, map[string][]memstore.Chunk{path: chunks})
+}
+
+// ReplaceMany is Replace for every path of files, in one transaction, so a
+// rebuild commits once per batch of files instead of once per file.
+func (i *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
 	i.writeMu.Lock()
 	defer i.writeMu.Unlock()
-	for k := range chunks {
-		c := &chunks[k]
-		if c.Path != path {
-			return fmt.Errorf("replace %s: chunk %d has path %q: %w", path, k, c.Path, memstore.ErrInvalid)
+	paths := slices.Sorted(maps.Keys(files))
+	for _, path := range paths {
+		for k := range files[path] {
+			c := &files[path][k]
+			if c.Path != path {
+				return fmt.Errorf("replace %s: chunk %d has path %q: %w", path, k, c.Path, memstore.ErrInvalid)
+			}
+			if len(c.Embedding) != i.dim {
+				return fmt.Errorf("replace %s: chunk %d has a %d-dim embedding, the index records %d (Reset with the embedder's state first): %w",
+					path, c.Seq, len(c.Embedding), i.dim, memstore.ErrInvalid)
+			}
 		}
-		if len(c.Embedding) != i.dim {
-			return fmt.Errorf("replace %s: chunk %d has a %d-dim embedding, the index records %d (Reset with the embedder's state first): %w",
-				path, c.Seq, len(c.Embedding), i.dim, memstore.ErrInvalid)
-		}
+	}
+	if len(paths) == 0 {
+		return nil
 	}
 	start := time.Now()
 	tx, err := i.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
+		return fmt.Errorf("replace %s: %w", paths[0], err)
 	}
 	defer tx.Rollback()
-	if err := deleteWhere(ctx, tx, "path = ?", path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	ids, err := insertChunks(ctx, tx, chunks)
-	if err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
+	ids := make(map[string][]int64, len(paths))
+	rows := 0
+	for _, path := range paths {
+		if err := deleteWhere(ctx, tx, "path = ?", path); err != nil {
+			return fmt.Errorf("replace %s: %w", path, err)
+		}
+		if ids[path], err = insertChunks(ctx, tx, files[path]); err != nil {
+			return fmt.Errorf("replace %s: %w", path, err)
+		}
+		rows += len(files[path])
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
+		return fmt.Errorf("replace %s: %w", paths[0], err)
 	}
 	if i.vecs != nil {
-		i.vecs.remove(func(p string) bool { return p == path })
-		for k := range chunks {
-			i.vecs.add(ids[k], &chunks[k])
+		i.vecs.remove(func(p string) bool { _, ok := files[p]; return ok })
+		for _, path := range paths {
+			for k := range files[path] {
+				i.vecs.add(ids[path][k], &files[path][k])
+			}
 		}
 	}
-	i.log.Debug("replaced path", logKeyPath, path, logKeyRows, len(chunks), logKeyDuration, time.Since(start))
+	i.log.Debug("replaced paths", logKeyPath, paths[0], logKeyFiles, len(paths), logKeyRows, rows, logKeyDuration, time.Since(start))
 	return nil
 }
 
