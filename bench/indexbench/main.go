@@ -82,7 +82,7 @@ func main() {
 	flag.IntVar(&cfg.queries, "queries", 200, "number of queries")
 	flag.IntVar(&cfg.truth, "truth", 0, "compute full-text ground truth for the first N queries only (0: all); recall is averaged over those")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "corpus and query seed")
-	flag.IntVar(&cfg.batch, "batch", 2000, "chunks per ReplaceMany call when bulk loading Postgres")
+	flag.IntVar(&cfg.batch, "batch", 2000, "chunks per ReplaceMany call when loading the corpus")
 	flag.IntVar(&cfg.incFiles, "inc-files", 200, "files re-written one Replace at a time, indexes live, to measure incremental ingest")
 	flag.IntVar(&cfg.efSearch, "ef-search", 0, "pgindex Options.EfSearch (0: default)")
 	flag.IntVar(&cfg.textPool, "text-pool", 0, "pgindex Options.TextPool (0: default)")
@@ -381,6 +381,24 @@ func files(cs []memstore.Chunk) [][]memstore.Chunk {
 		i = j
 	}
 	return out
+}
+
+// loadBatches writes fs through ix.ReplaceMany in batches of about batch
+// chunks, as the mirror writes a rebuild.
+func loadBatches(ctx context.Context, ix memstore.BatchIndex, fs [][]memstore.Chunk, batch int) error {
+	files := map[string][]memstore.Chunk{}
+	n := 0
+	for i, f := range fs {
+		files[f[0].Path] = f
+		if n += len(f); n >= batch || i == len(fs)-1 {
+			if err := ix.ReplaceMany(ctx, files); err != nil {
+				return err
+			}
+			clear(files)
+			n = 0
+		}
+	}
+	return nil
 }
 
 // rate formats n items over d as items per second.

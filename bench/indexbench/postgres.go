@@ -93,23 +93,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 			return in, err
 		}
 		fs := files(cs)
-		batch := map[string][]memstore.Chunk{}
-		n := 0
-		flush := func() error {
-			err := ix.ReplaceMany(ctx, batch)
-			clear(batch)
-			n = 0
-			return err
-		}
-		for _, f := range fs {
-			batch[f[0].Path] = f
-			if n += len(f); n >= cfg.batch {
-				if err := flush(); err != nil {
-					return in, err
-				}
-			}
-		}
-		if err := flush(); err != nil {
+		if err := loadBatches(ctx, ix, fs, cfg.batch); err != nil {
 			return in, err
 		}
 		loaded := time.Since(start)
@@ -127,6 +111,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		}
 		in.add("incremental Replace per file, indexes live: %s", rate(nInc, d))
 		// The same files again, in one ReplaceMany with indexes live.
+		batch := map[string][]memstore.Chunk{}
 		for _, f := range fs[:min(cfg.incFiles, len(fs))] {
 			batch[f[0].Path] = f
 		}
@@ -135,7 +120,6 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 			return in, err
 		}
 		in.add("incremental ReplaceMany, indexes live: %s", rate(nInc, time.Since(t0)))
-		clear(batch)
 		// Vacuum away the rewritten rows, as autovacuum would.
 		if _, err := pool.Exec(ctx, "VACUUM ANALYZE selmem_chunks"); err != nil {
 			return in, err

@@ -39,12 +39,10 @@ func openSQLite(cfg config, log *slog.Logger) (*backend, error) {
 		}
 		fs := files(cs)
 		start := time.Now()
-		for _, f := range fs {
-			if err := ix.Replace(ctx, f[0].Path, f); err != nil {
-				return in, err
-			}
+		if err := loadBatches(ctx, ix, fs, cfg.batch); err != nil {
+			return in, err
 		}
-		in.add("Replace per file: %s", rate(len(cs), time.Since(start)))
+		in.add("ReplaceMany (%d-chunk batches, as a rebuild writes): %s", cfg.batch, rate(len(cs), time.Since(start)))
 		// The first vector search loads the vectors into memory.
 		start = time.Now()
 		if _, err := ix.Search(ctx, memstore.Query{Vector: cs[0].Embedding}); err != nil {
