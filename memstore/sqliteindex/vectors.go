@@ -265,18 +265,38 @@ func nanosOrNever(t time.Time) int64 {
 }
 
 // remove tombstones the rows of every path match accepts and compacts when
-// enough rows are dead.
+// enough rows are dead. It visits every path; removePaths looks the paths
+// up.
 func (s *vecStore) remove(match func(path string) bool) {
-	for p, rs := range s.byPath {
-		if !match(p) {
-			continue
+	for p := range s.byPath {
+		if match(p) {
+			s.tombstone(p)
 		}
-		for _, r := range rs {
-			s.rows[r].dead = true
-		}
-		s.dead += len(rs)
-		delete(s.byPath, p)
 	}
+	s.compactIfSparse()
+}
+
+// removePaths tombstones the rows of paths and compacts when enough rows
+// are dead.
+func (s *vecStore) removePaths(paths []string) {
+	for _, p := range paths {
+		s.tombstone(p)
+	}
+	s.compactIfSparse()
+}
+
+// tombstone marks the rows of path dead.
+func (s *vecStore) tombstone(path string) {
+	rs := s.byPath[path]
+	for _, r := range rs {
+		s.rows[r].dead = true
+	}
+	s.dead += len(rs)
+	delete(s.byPath, path)
+}
+
+// compactIfSparse compacts once dead rows are over a quarter of all rows.
+func (s *vecStore) compactIfSparse() {
 	if s.dead > 1024 && s.dead > len(s.rows)/4 {
 		s.compact()
 	}

@@ -1,6 +1,9 @@
 package sqliteindex
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestVecStore_Find(t *testing.T) {
 	s := newVecStore(0, 0)
@@ -22,3 +25,70 @@ func TestVecStore_Find(t *testing.T) {
 		}
 	}
 }
+
+// TestVecStore_Remove checks both ways of removing paths: by lookup
+// (removePaths) and by a predicate over every path (remove), including the
+// compaction that follows once a quarter of the rows are dead.
+func TestVecStore_Remove(t *testing.T) {
+	const files, perFile = 600, 4
+	build := func() *vecStore {
+		s := newVecStore(1, 0)
+		id := int64(1)
+		for f := range files {
+			for seq := range perFile {
+				s.cols[0] = append(s.cols[0], float32(id))
+				s.appendRow(vecRow{id: id, path: pathOf(f), seq: seq})
+				id++
+			}
+		}
+		return s
+	}
+	tests := []struct {
+		name   string
+		remove func(s *vecStore)
+		gone   func(f int) bool
+	}{
+		{"removePaths, few", func(s *vecStore) { s.removePaths([]string{pathOf(3), pathOf(7), "/memories/none.md"}) },
+			func(f int) bool { return f == 3 || f == 7 }},
+		{"removePaths, enough to compact", func(s *vecStore) {
+			var ps []string
+			for f := 0; f < files; f += 2 {
+				ps = append(ps, pathOf(f))
+			}
+			s.removePaths(ps)
+		}, func(f int) bool { return f%2 == 0 }},
+		{"remove by predicate", func(s *vecStore) { s.remove(func(p string) bool { return p == pathOf(5) }) },
+			func(f int) bool { return f == 5 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := build()
+			tt.remove(s)
+			live := 0
+			for r, row := range s.rows {
+				if row.dead {
+					continue
+				}
+				live++
+				if float32(row.id) != s.cols[0][r] {
+					t.Fatalf("row %d (id %d) has vector %v after removal", r, row.id, s.cols[0][r])
+				}
+			}
+			want := 0
+			for f := range files {
+				_, ok := s.byPath[pathOf(f)]
+				if ok == tt.gone(f) {
+					t.Errorf("%s: in byPath %v, want %v", pathOf(f), ok, !tt.gone(f))
+				}
+				if !tt.gone(f) {
+					want += perFile
+				}
+			}
+			if live != want || len(s.rows)-s.dead != want {
+				t.Errorf("live rows %d (rows %d, dead %d), want %d", live, len(s.rows), s.dead, want)
+			}
+		})
+	}
+}
+
+func pathOf(f int) string { return "/memories/f" + strconv.Itoa(f) + ".md" }

@@ -65,7 +65,7 @@ func (i *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Chu
 		return fmt.Errorf("replace %s: %w", paths[0], err)
 	}
 	if i.vecs != nil {
-		i.vecs.remove(func(p string) bool { _, ok := files[p]; return ok })
+		i.vecs.removePaths(paths)
 		for _, path := range paths {
 			for k := range files[path] {
 				i.vecs.add(ids[path][k], &files[path][k])
