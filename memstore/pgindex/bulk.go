@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -165,18 +164,8 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 const createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_chunks USING gin (tsv)`
 
 // createVectorIndexSQL is the DDL of the HNSW index with the configured
-// build parameters.
+// build parameters (New fills in their defaults).
 func (ix *Index) createVectorIndexSQL() string {
-	var with []string
-	if ix.opts.HNSWM > 0 {
-		with = append(with, fmt.Sprintf("m = %d", ix.opts.HNSWM))
-	}
-	if ix.opts.HNSWEfConstruction > 0 {
-		with = append(with, fmt.Sprintf("ef_construction = %d", ix.opts.HNSWEfConstruction))
-	}
-	s := `CREATE INDEX IF NOT EXISTS ` + vectorIndexName + ` ON selmem_chunks USING hnsw (embedding halfvec_cosine_ops)`
-	if len(with) > 0 {
-		s += " WITH (" + strings.Join(with, ", ") + ")"
-	}
-	return s
+	return fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON selmem_chunks USING hnsw (embedding halfvec_cosine_ops)
+		WITH (m = %d, ef_construction = %d)`, vectorIndexName, ix.opts.HNSWM, ix.opts.HNSWEfConstruction)
 }

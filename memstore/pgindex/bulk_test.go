@@ -116,8 +116,8 @@ func TestOptions_HNSWParams(t *testing.T) {
 	if got := ix.createVectorIndexSQL(); !strings.HasSuffix(got, "WITH (m = 12, ef_construction = 40)") {
 		t.Errorf("createVectorIndexSQL() = %q", got)
 	}
-	ix = &Index{}
-	if got := ix.createVectorIndexSQL(); strings.Contains(got, "WITH") {
-		t.Errorf("createVectorIndexSQL() with defaults = %q", got)
+	ix, _ = newIndex(t, 8)
+	if got := ix.createVectorIndexSQL(); !strings.HasSuffix(got, "WITH (m = 12, ef_construction = 32)") {
+		t.Errorf("createVectorIndexSQL() with New's defaults = %q", got)
 	}
 }

@@ -280,13 +280,8 @@ func (ix *Index) ExplainSearch(ctx context.Context, q memstore.Query) (string, e
 	defer cancel()
 	var lines []string
 	err := pgx.BeginTxFunc(ctx, ix.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sessionSQL, strconv.Itoa(ix.efSearch(args[7].(int)))); err != nil {
+		if err := ix.setSession(ctx, tx, args[7].(int)); err != nil {
 			return err
-		}
-		if ix.iterative {
-			if _, err := tx.Exec(ctx, iterativeSQL, strconv.Itoa(ix.opts.MaxScanTuples)); err != nil {
-				return err
-			}
 		}
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+searchSQL, args...)
 		if err != nil {
@@ -299,4 +294,17 @@ func (ix *Index) ExplainSearch(ctx context.Context, q memstore.Query) (string, e
 		return "", ix.fail(ctx, op, err)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// setSession applies Search's transaction settings for a search with cand
+// candidates to tx, a statement at a time (Search sends them in its batch).
+func (ix *Index) setSession(ctx context.Context, tx pgx.Tx, cand int) error {
+	if _, err := tx.Exec(ctx, sessionSQL, strconv.Itoa(ix.efSearch(cand))); err != nil {
+		return err
+	}
+	if !ix.iterative {
+		return nil
+	}
+	_, err := tx.Exec(ctx, iterativeSQL, strconv.Itoa(ix.opts.MaxScanTuples))
+	return err
 }

@@ -397,13 +397,8 @@ func explain(t *testing.T, ix *Index, pool *pgxpool.Pool, q memstore.Query) any 
 	}
 	defer tx.Rollback(ctx)
 	args := ix.searchArgs(q)
-	if _, err := tx.Exec(ctx, sessionSQL, fmt.Sprint(ix.efSearch(args[7].(int)))); err != nil {
+	if err := ix.setSession(ctx, tx, args[7].(int)); err != nil {
 		t.Fatal(err)
-	}
-	if ix.iterative {
-		if _, err := tx.Exec(ctx, iterativeSQL, fmt.Sprint(ix.opts.MaxScanTuples)); err != nil {
-			t.Fatal(err)
-		}
 	}
 	var out []byte
 	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+searchSQL, args...).Scan(&out); err != nil {
