@@ -180,7 +180,7 @@ func humanSize(n int64) string {
 	panic("unreachable")
 }
 
-// target resolves a write's path and loads the head commit under s.mu.
+// target resolves a write's path and loads the head commit under the store's lock.
 func (s *Store) target(p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
 	if err := validateWrite(w); err != nil {
 		return "", nil, nil, err
@@ -215,8 +215,10 @@ func checkExpected(vp string, current []byte, exists bool, w *WriteOptions) erro
 
 // Create writes a new file. It refuses to overwrite an existing path.
 func (s *Store) Create(ctx context.Context, p, text string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.createLocked(ctx, p, text, w) })
+}
+
+func (s *Store) createLocked(ctx context.Context, p, text string, w *WriteOptions) (WriteResult, error) {
 	rel, head, tree, err := s.target(p, w)
 	if err != nil {
 		return WriteResult{}, err
@@ -257,7 +259,7 @@ func loadFile(tree *object.Tree, rel string, missingPrefix string) ([]byte, erro
 	return content, nil
 }
 
-// editable resolves the file an edit applies to, under s.mu: its path, the
+// editable resolves the file an edit applies to, under the store's lock: its path, the
 // head commit and the current content, after the expected-sha check.
 func (s *Store) editable(p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
 	rel, head, tree, err := s.target(p, w)
@@ -275,8 +277,10 @@ func (s *Store) editable(p string, w *WriteOptions) (rel string, head *object.Co
 
 // StrReplace replaces the only occurrence of old with new in a file.
 func (s *Store) StrReplace(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.strReplaceLocked(ctx, p, old, new, w) })
+}
+
+func (s *Store) strReplaceLocked(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
 	rel, head, content, err := s.editable(p, w)
 	if err != nil {
 		return WriteResult{}, err
@@ -343,8 +347,10 @@ func joinInts(xs []int) string {
 
 // Insert inserts text after line (0 inserts at the top; line is in [0, n]).
 func (s *Store) Insert(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.insertLocked(ctx, p, line, text, w) })
+}
+
+func (s *Store) insertLocked(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
 	rel, head, content, err := s.editable(p, w)
 	if err != nil {
 		return WriteResult{}, err
@@ -393,8 +399,10 @@ func existing(tree *object.Tree, rel string) (isFile bool, err error) {
 // Delete removes a file, or a directory and everything below it. The root
 // cannot be deleted.
 func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.deleteLocked(ctx, p, w) })
+}
+
+func (s *Store) deleteLocked(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
 	rel, head, tree, err := s.target(p, w)
 	if err != nil {
 		return WriteResult{}, err
@@ -426,8 +434,10 @@ func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteRes
 
 // Rename moves a file or directory. It never overwrites the destination.
 func (s *Store) Rename(ctx context.Context, oldPath, newPath string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.renameLocked(ctx, oldPath, newPath, w) })
+}
+
+func (s *Store) renameLocked(ctx context.Context, oldPath, newPath string, w *WriteOptions) (WriteResult, error) {
 	from, head, tree, err := s.target(oldPath, w)
 	if err != nil {
 		return WriteResult{}, err
@@ -549,8 +559,10 @@ func (s *Store) List(p string) ([]Entry, error) {
 // of text a model has read: those use StrReplace and Insert.
 // WriteOptions.ExpectedSHA is not used.
 func (s *Store) Put(ctx context.Context, files map[string]string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.putLocked(ctx, files, w) })
+}
+
+func (s *Store) putLocked(ctx context.Context, files map[string]string, w *WriteOptions) (WriteResult, error) {
 	if err := validateWrite(w); err != nil {
 		return WriteResult{}, err
 	}

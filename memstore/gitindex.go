@@ -1,15 +1,14 @@
 package memstore
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -20,17 +19,24 @@ import (
 const stageDelay = 2 * time.Second
 
 // unstagedName is the marker file, inside .git, that exists while
-// .git/index lags behind HEAD; Open rebuilds .git/index when it finds it.
+// .git/index may lag behind HEAD. Whichever process next flushes, or opens
+// the store, rebuilds .git/index from HEAD and removes it.
 const unstagedName = "selmem-unstaged"
 
-// stageLater queues changes for .git/index. Callers hold s.mu.
-func (s *Store) stageLater(changes []change) {
-	if len(s.staged) == 0 {
-		if err := os.WriteFile(s.unstagedPath(), nil, 0o644); err != nil {
-			s.log.Warn("mark .git/index stale", logKeyErr, err)
-		}
+// stagingName is the file, inside .git, a new .git/index is written to
+// before it is renamed into place.
+const stagingName = "selmem-index.tmp"
+
+// stageLater marks .git/index stale and schedules its update. Callers hold
+// the repository lock. The marker is set on every write: another process
+// may have flushed, and removed it, since this one last wrote.
+func (s *Store) stageLater() {
+	if f, err := os.OpenFile(s.unstagedPath(), os.O_WRONLY|os.O_CREATE, 0o644); err != nil {
+		s.log.Warn("mark .git/index stale", logKeyErr, err)
+	} else {
+		f.Close()
 	}
-	s.staged = append(s.staged, changes...)
+	s.unstaged = true
 	if s.flusher == nil {
 		s.flusher = time.AfterFunc(stageDelay, func() {
 			if err := s.Flush(); err != nil {
@@ -42,27 +48,29 @@ func (s *Store) stageLater(changes []change) {
 	s.flusher.Reset(stageDelay)
 }
 
-// Flush brings git's staging index (.git/index) up to date with the writes
-// made so far, so that `git status` in the memory repository shows a clean
-// tree. The store itself never reads that file; Close calls Flush.
+// Flush brings git's staging index (.git/index) up to date with HEAD, so
+// that `git status` in the memory repository shows a clean tree. The store
+// itself never reads that file; Close calls Flush.
 func (s *Store) Flush() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.staged) == 0 {
+	pending := s.unstaged
+	s.mu.Unlock()
+	if !pending {
 		return nil
 	}
-	changes := s.staged
-	s.staged = nil
-	if err := s.syncGitIndex(changes); err != nil {
-		return err
-	}
-	return os.Remove(s.unstagedPath())
+	return s.locked(context.Background(), func() error {
+		s.unstaged = false
+		return s.restage()
+	})
 }
 
 func (s *Store) unstagedPath() string { return filepath.Join(s.dir, ".git", unstagedName) }
 
-// restage rebuilds .git/index from HEAD when a previous process died with
-// staged changes pending.
+// restage rebuilds .git/index from HEAD when it is marked stale, by this
+// process or by one that died before it flushed. Entries whose file is
+// unchanged keep their recorded file times; the others take the working
+// file's. The new index replaces the old by rename, so git never reads a
+// half-written one. It runs under the repository lock.
 func (s *Store) restage() error {
 	if _, err := os.Stat(s.unstagedPath()); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -75,8 +83,18 @@ func (s *Store) restage() error {
 	if err != nil {
 		return err
 	}
+	known := map[string]*index.Entry{}
+	if old, err := s.git.repo.Storer.Index(); err == nil {
+		for _, e := range old.Entries {
+			known[e.Name] = e
+		}
+	}
 	idx := &index.Index{Version: 2}
 	for rel, h := range files {
+		if e, ok := known[rel]; ok && e.Hash == h && e.Stage == index.Merged {
+			idx.Entries = append(idx.Entries, e)
+			continue
+		}
 		e := &index.Entry{Name: rel, Hash: h, Mode: filemode.Regular}
 		if info, err := os.Stat(s.abs(rel)); err == nil {
 			e.ModifiedAt, e.CreatedAt, e.Size = info.ModTime(), info.ModTime(), uint32(info.Size())
@@ -84,41 +102,28 @@ func (s *Store) restage() error {
 		idx.Entries = append(idx.Entries, e)
 	}
 	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
-	if err := s.git.repo.Storer.SetIndex(idx); err != nil {
+	if err := s.writeGitIndex(idx); err != nil {
 		return err
 	}
 	return os.Remove(s.unstagedPath())
 }
 
-// syncGitIndex updates .git/index for the changed paths.
-func (s *Store) syncGitIndex(changes []change) error {
-	idx, err := s.git.repo.Storer.Index()
+// writeGitIndex writes idx to .git/index through a temporary file.
+func (s *Store) writeGitIndex(idx *index.Index) error {
+	tmp := filepath.Join(s.dir, ".git", stagingName)
+	f, err := os.Create(tmp)
 	if err != nil {
-		idx = &index.Index{Version: 2}
+		return err
 	}
-	for _, c := range changes {
-		kept := idx.Entries[:0]
-		for _, e := range idx.Entries {
-			if e.Name != c.Path && !strings.HasPrefix(e.Name, c.Path+"/") {
-				kept = append(kept, e)
-			}
-		}
-		idx.Entries = kept
-		if c.Delete {
-			continue
-		}
-		e := &index.Entry{
-			Name: c.Path,
-			Hash: plumbing.ComputeHash(plumbing.BlobObject, c.Content),
-			Mode: filemode.Regular,
-			Size: uint32(len(c.Content)),
-		}
-		if info, err := os.Stat(s.abs(c.Path)); err == nil {
-			e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
-		}
-		idx.Entries = append(idx.Entries, e)
+	err = index.NewEncoder(f).Encode(idx)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
-	idx.Cache = nil // the cached tree extension no longer matches
-	return s.git.repo.Storer.SetIndex(idx)
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.dir, ".git", "index"))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
 }

@@ -29,29 +29,35 @@ type change struct {
 // gitRepo builds commits directly from objects: it writes blobs, rebuilds
 // only the trees on the changed paths and moves the branch. It never touches
 // the worktree index, so a write costs the same in a repository of ten files
-// or ten thousand. It is not safe for concurrent writes; Store serialises them.
+// or ten thousand. It is not safe for concurrent writes: Store serialises
+// them within the process and, through the repository lock, across
+// processes.
 type gitRepo struct {
-	repo *git.Repository
+	repo    *git.Repository
+	gitDir  string          // the repository's .git directory
+	sync    bool            // flush objects and refs to stable storage (DurabilityFsync)
+	created []plumbing.Hash // loose objects written since the last syncObjects
 }
 
-// headCommit returns the branch's commit, or nil when the branch is unborn.
+// headCommit returns the branch's commit. The branch always exists once
+// Open has returned.
 func (g *gitRepo) headCommit() (*object.Commit, error) {
-	ref, err := g.repo.Storer.Reference(branch)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil, nil
-	}
+	h, err := g.readRef()
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", branch, err)
 	}
-	return object.GetCommit(g.repo.Storer, ref.Hash())
+	c, err := object.GetCommit(g.repo.Storer, h)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", branch, h, err)
+	}
+	return c, nil
 }
 
-// headTree returns the tree of the branch's commit (an empty tree when the
-// branch is unborn).
+// headTree returns the tree of the branch's commit.
 func (g *gitRepo) headTree() (*object.Tree, error) {
 	c, err := g.headCommit()
-	if err != nil || c == nil {
-		return &object.Tree{}, err
+	if err != nil {
+		return nil, err
 	}
 	return c.Tree()
 }
@@ -157,17 +163,7 @@ func (g *gitRepo) commit(parent *object.Commit, changes []change, meta commitMet
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return g.repo.Storer.SetEncodedObject(obj)
-}
-
-// advance moves the branch from old (zero when unborn) to next, failing if
-// it moved in between.
-func (g *gitRepo) advance(old, next plumbing.Hash) error {
-	ref := plumbing.NewHashReference(branch, next)
-	if old.IsZero() {
-		return g.repo.Storer.SetReference(ref)
-	}
-	return g.repo.Storer.CheckAndSetReference(ref, plumbing.NewHashReference(branch, old))
+	return g.putObject(obj)
 }
 
 func (g *gitRepo) writeBlob(content []byte) (plumbing.Hash, error) {
@@ -184,7 +180,7 @@ func (g *gitRepo) writeBlob(content []byte) (plumbing.Hash, error) {
 	if err := w.Close(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return g.repo.Storer.SetEncodedObject(obj)
+	return g.putObject(obj)
 }
 
 func (g *gitRepo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
@@ -194,7 +190,7 @@ func (g *gitRepo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return g.repo.Storer.SetEncodedObject(obj)
+	return g.putObject(obj)
 }
 
 // editTree returns the hash of the tree dir (zero for none) with the entry at

@@ -179,8 +179,10 @@ func commitInfo(c *object.Commit) Commit {
 // content as of commit (a full or abbreviated hash). Deleted files come back;
 // files added under a directory since then are removed.
 func (s *Store) Revert(ctx context.Context, p, commit string, w *WriteOptions) (WriteResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.lockedWrite(ctx, func() (WriteResult, error) { return s.revertLocked(ctx, p, commit, w) })
+}
+
+func (s *Store) revertLocked(ctx context.Context, p, commit string, w *WriteOptions) (WriteResult, error) {
 	rel, head, _, err := s.target(p, w)
 	if err != nil {
 		return WriteResult{}, err

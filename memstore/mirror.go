@@ -22,7 +22,7 @@ type Progress func(done, total int)
 // mirror keeps an Index a view of the repository's HEAD: incrementally from
 // the last indexed commit, or by a full rebuild when the index is empty,
 // points at an unknown commit, or was built with another embedder. The same
-// logic drives every backend. Callers hold Store.mu.
+// logic drives every backend. Callers hold the store's lock (Store.locked).
 type mirror struct {
 	store *Store
 	idx   Index
@@ -314,20 +314,20 @@ func (s *Store) Reindex(ctx context.Context, progress Progress) error {
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	head, err := s.git.headCommit()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, m := range s.mirrors {
-		if err := m.rebuild(ctx, head, progress); err != nil {
-			m.setAt(plumbing.ZeroHash)
-			errs = append(errs, err)
+	return s.locked(ctx, func() error {
+		head, err := s.git.headCommit()
+		if err != nil {
+			return err
 		}
-	}
-	return errors.Join(errs...)
+		var errs []error
+		for _, m := range s.mirrors {
+			if err := m.rebuild(ctx, head, progress); err != nil {
+				m.setAt(plumbing.ZeroHash)
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // Reconcile brings every index up to HEAD, picking up commits made outside
@@ -336,14 +336,14 @@ func (s *Store) Reconcile(ctx context.Context) error {
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	for _, m := range s.mirrors {
-		m.setAt(plumbing.ZeroHash)
-		errs = append(errs, m.sync(ctx, nil))
-	}
-	return errors.Join(errs...)
+	return s.locked(ctx, func() error {
+		var errs []error
+		for _, m := range s.mirrors {
+			m.setAt(plumbing.ZeroHash)
+			errs = append(errs, m.sync(ctx, nil))
+		}
+		return errors.Join(errs...)
+	})
 }
 
 var errNoIndex = &Error{Kind: ErrInvalid, Msg: "Error: search is not configured for this store.",

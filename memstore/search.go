@@ -95,12 +95,12 @@ func (s *Store) catchUp(ctx context.Context, m *mirror) error {
 	if !m.stale() {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !m.stale() {
-		return nil
-	}
-	return m.sync(ctx, nil)
+	return s.locked(ctx, func() error {
+		if !m.stale() {
+			return nil
+		}
+		return m.sync(ctx, nil)
+	})
 }
 
 // Snippet returns up to maxRunes of text around the first word of query

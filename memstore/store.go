@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -43,8 +44,9 @@ const (
 	logKeyIndex  = "index" // 0 for the primary index, 1 for the fallback
 )
 
-// journalName is the file, inside .git, that lists the paths of a commit whose
-// working files may not have been written yet. Open repairs them.
+// journalName is the file, inside .git, that names a commit being made and
+// the paths whose working files may not match HEAD yet. The next writer, in
+// any process, repairs them; Open also recovers a damaged branch from it.
 const journalName = "selmem-pending"
 
 // Options configure a Store. The zero value is usable: no index, default
@@ -57,6 +59,9 @@ type Options struct {
 	Logger   *slog.Logger
 	Author   string           // default commit author; WriteOptions.Author overrides
 	Now      func() time.Time // clock; nil means time.Now
+	// Durability is how far a write must reach before it is acknowledged;
+	// "" means DurabilityFsync.
+	Durability Durability
 }
 
 // WriteOptions carry a write's provenance and its optimistic-concurrency
@@ -77,7 +82,8 @@ type WriteResult struct {
 }
 
 // Store is the git-backed memory. Reads are concurrent; writes are
-// serialised, and each accepted write is exactly one commit.
+// serialised, within the process and across every process that opens the
+// same home, and each accepted write is exactly one commit.
 type Store struct {
 	dir  string // the memory repository's working directory
 	git  gitRepo
@@ -86,17 +92,22 @@ type Store struct {
 	now  func() time.Time
 
 	mu        sync.Mutex       // serialises writes, workspace totals, staging and the mirrors
+	lock      *repoLock        // serialises writers across processes; taken under mu
 	mirrors   []*mirror        // the primary index first, then the fallback
-	staged    []change         // changes not yet in .git/index
-	flusher   *time.Timer      // writes staged changes after a quiet period
+	unstaged  bool             // .git/index may lag behind HEAD because of this process's writes
+	flusher   *time.Timer      // brings .git/index up to date after a quiet period
 	closeRepo func() error     // releases the repository's open pack files
 	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
-// on first use. It repairs working files left behind by an interrupted write
-// and, when an index is configured, reconciles the index with HEAD.
+// on first use. An existing repository is never initialised again: a
+// missing or damaged branch is recovered from the write journal, the reflog
+// or the newest whole commit, and Open fails, changing nothing, when no
+// commit can be trusted. Open repairs working files left behind by an
+// interrupted write and, when an index is configured, reconciles the index
+// with HEAD.
 func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	s := &Store{dir: filepath.Join(home, "memory"), wsBytes: map[string]int64{}}
 	if opts != nil {
@@ -125,51 +136,128 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if s.opts.Fallback != nil && s.opts.Index == nil {
 		return nil, errors.New("memstore: Fallback needs Index")
 	}
+	if err := s.opts.Durability.Validate(); err != nil {
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	sync := s.opts.Durability != DurabilityOS
+	if err := initRepo(s.dir, s.meta(initSubject, nil, nil), sync); err != nil {
+		return nil, err
+	}
+	gitDir := filepath.Join(s.dir, ".git")
+	if err := repairHEAD(gitDir, sync, s.log); err != nil {
+		return nil, err
+	}
 	repo, closeRepo, err := openRepo(s.dir)
 	if err != nil {
 		return nil, err
 	}
-	s.git = gitRepo{repo: repo}
+	s.git = gitRepo{repo: repo, gitDir: gitDir, sync: sync}
 	s.closeRepo = closeRepo
-	if err := s.ensureRoot(); err != nil {
-		return nil, err
-	}
-	if err := s.repairWorking(); err != nil {
-		return nil, err
-	}
-	if err := s.restage(); err != nil {
+	if s.lock, err = openLock(filepath.Join(s.dir, ".git", lockName)); err != nil {
+		_ = closeRepo()
 		return nil, err
 	}
 	for _, idx := range []Index{s.opts.Index, s.opts.Fallback} {
-		if idx == nil {
-			continue
+		if idx != nil {
+			s.mirrors = append(s.mirrors, &mirror{store: s, idx: idx, emb: s.opts.Embedder, log: s.log})
 		}
-		m := &mirror{store: s, idx: idx, emb: s.opts.Embedder, log: s.log}
-		s.mirrors = append(s.mirrors, m)
-		if err := m.sync(ctx, nil); err != nil {
-			// The index is derived; the memory stays usable and the next
-			// write, search or Reindex retries.
-			s.log.Warn("index reconcile failed", logKeyIndex, len(s.mirrors)-1, logKeyErr, err)
+	}
+	err = s.locked(ctx, func() error {
+		if err := s.checkBranch(); err != nil {
+			return err
 		}
+		if err := s.repairWorking(); err != nil {
+			return err
+		}
+		if err := s.restage(); err != nil {
+			return err
+		}
+		for i, m := range s.mirrors {
+			if err := m.sync(ctx, nil); err != nil {
+				// The index is derived; the memory stays usable and the
+				// next write, search or Reindex retries.
+				s.log.Warn("index reconcile failed", logKeyIndex, i, logKeyErr, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = s.lock.close()
+		_ = closeRepo()
+		return nil, err
 	}
 	return s, nil
 }
 
-// openRepo opens the repository at dir, creating it on first use. Its
-// storage keeps pack files open between reads (history walks read thousands
-// of objects); the returned close function releases them.
-func openRepo(dir string) (*git.Repository, func() error, error) {
-	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("create memory directory: %w", err)
-		}
-		_, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-			InitOptions: git.InitOptions{DefaultBranch: branch},
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("init memory repository: %w", err)
+// initSubject is the subject of a new repository's first commit.
+const initSubject = "Initialise selmem memory"
+
+// initRepo creates the repository at dir with its first commit when dir
+// holds none. The repository is built beside dir and renamed into place, so
+// no process ever sees a repository without a branch, and two processes
+// creating it at once end up sharing one.
+func initRepo(dir string, meta commitMeta, sync bool) error {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
+		return err // exists (nil) or cannot be checked
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("memstore: %s holds files but no git repository; move them away or point SELMEM_HOME elsewhere", dir)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("create memory directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".memory-init-*")
+	if err != nil {
+		return fmt.Errorf("create memory directory: %w", err)
+	}
+	defer os.RemoveAll(tmp) // gone after a successful rename
+	if _, err := git.PlainInitWithOptions(tmp, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: branch},
+	}); err != nil {
+		return fmt.Errorf("init memory repository: %w", err)
+	}
+	repo, closeRepo, err := openRepo(tmp)
+	if err != nil {
+		return err
+	}
+	g := gitRepo{repo: repo, gitDir: filepath.Join(tmp, ".git"), sync: sync}
+	h, err := g.commit(nil, nil, meta)
+	if err == nil {
+		err = g.syncObjects()
+	}
+	if err == nil {
+		err = g.advance(plumbing.ZeroHash, h, meta)
+	}
+	if cerr := closeRepo(); err == nil {
+		err = cerr
+	}
+	if err == nil && sync {
+		for _, f := range []string{"HEAD", "config"} {
+			if err = syncFile(filepath.Join(tmp, ".git", f)); err != nil {
+				break
+			}
 		}
 	}
+	if err != nil {
+		return fmt.Errorf("init memory repository: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".git")); serr == nil {
+			return nil // another process created it first
+		}
+		return fmt.Errorf("init memory repository: %w", err)
+	}
+	if sync {
+		return syncDir(parent)
+	}
+	return nil
+}
+
+// openRepo opens the repository at dir. Its storage keeps pack files open
+// between reads (history walks read thousands of objects); the returned
+// close function releases them.
+func openRepo(dir string) (*git.Repository, func() error, error) {
 	st := filesystem.NewStorageWithOptions(osfs.New(filepath.Join(dir, ".git")), cache.NewObjectLRUDefault(),
 		filesystem.Options{KeepDescriptors: true})
 	repo, err := git.Open(st, osfs.New(dir))
@@ -179,18 +267,55 @@ func openRepo(dir string) (*git.Repository, func() error, error) {
 	return repo, st.Close, nil
 }
 
-// ensureRoot gives a new repository its first commit, so that history and
-// the index always have a HEAD to refer to.
-func (s *Store) ensureRoot() error {
-	head, err := s.git.headCommit()
-	if err != nil || head != nil {
+// checkBranch makes sure HEAD names the branch and the branch names a
+// readable commit, recovering a missing or damaged ref. It runs under the
+// repository lock.
+func (s *Store) checkBranch() error {
+	h, err := s.git.readRef()
+	if err == nil {
+		if _, err = object.GetCommit(s.git.repo.Storer, h); err == nil {
+			return nil
+		}
+		err = &refDamagedError{why: fmt.Sprintf("it names %s, which cannot be read (%v)", h.String()[:12], err)}
+	}
+	var damaged *refDamagedError
+	if !errors.Is(err, errRefMissing) && !errors.As(err, &damaged) {
+		return fmt.Errorf("read %s: %w", branch, err)
+	}
+	jc, _ := s.readJournal()
+	found, from, rerr := s.git.recoverRef(jc.commit)
+	if rerr != nil {
+		return fmt.Errorf("memstore: the memory repository at %s cannot be opened: %v, and %v. Nothing was changed; restore it from a backup or move it aside", s.dir, err, rerr)
+	}
+	meta := s.meta("recover "+branch.Short(), nil, nil)
+	if found.IsZero() {
+		// No commit at all: a repository whose creation was interrupted.
+		if found, err = s.git.commit(nil, nil, s.meta(initSubject, nil, nil)); err != nil {
+			return err
+		}
+		if err := s.git.syncObjects(); err != nil {
+			return err
+		}
+		s.git.keepObjects()
+		from = "nothing (the repository held no commit)"
+	}
+	if err := s.git.writeRef(plumbing.ZeroHash, found, meta); err != nil {
 		return err
 	}
-	h, err := s.git.commit(nil, nil, s.meta("Initialise selmem memory", nil, nil))
-	if err != nil {
-		return err
+	s.log.Warn("recovered the memory's branch", logKeyCommit, found.String(), "from", from, logKeyErr, err)
+	return nil
+}
+
+// repairHEAD makes .git/HEAD name the branch again if it was emptied or
+// damaged; git (and go-git) cannot open a repository without it.
+func repairHEAD(gitDir string, sync bool, log *slog.Logger) error {
+	p := filepath.Join(gitDir, "HEAD")
+	want := "ref: " + branch.String() + "\n"
+	if data, err := os.ReadFile(p); err == nil && string(data) == want {
+		return nil
 	}
-	return s.git.advance(plumbing.ZeroHash, h)
+	log.Warn("rewrote .git/HEAD to name " + branch.String())
+	return writeAtomic(p, []byte(want), sync)
 }
 
 // Dir returns the directory holding the memory repository's working files.
@@ -207,7 +332,116 @@ func (s *Store) Close(ctx context.Context) error {
 		s.flusher.Stop()
 	}
 	s.mu.Unlock()
-	return errors.Join(s.Flush(), s.closeRepo())
+	return errors.Join(s.Flush(), s.closeRepo(), s.lock.close())
+}
+
+// maxHeadMoves is how often a write is prepared again because the branch
+// moved under it before it gives up.
+const maxHeadMoves = 5
+
+// locked runs fn holding the store's write lock, within the process (mu)
+// and across processes (the repository lock), after repairing what a
+// writer that died left behind. A write that finds the branch moved
+// (errHeadMoved: a commit made outside selmem's lock) is prepared again on
+// the new HEAD.
+func (s *Store) locked(ctx context.Context, fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.lock.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.lock.release()
+	if err := s.repairWorking(); err != nil {
+		return fmt.Errorf("repair after an interrupted write: %w", err)
+	}
+	for range maxHeadMoves {
+		if err := fn(); !errors.Is(err, errHeadMoved) {
+			return err
+		}
+	}
+	return &Error{Kind: ErrConflict, Msg: "Error: the memory kept changing while this write was prepared.",
+		Hint: "Retry; nothing was written.", Err: errHeadMoved}
+}
+
+// lockedWrite is locked for a write that returns a WriteResult.
+func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error)) (WriteResult, error) {
+	var res WriteResult
+	err := s.locked(ctx, func() error {
+		var err error
+		res, err = fn()
+		return err
+	})
+	return res, err
+}
+
+// checkCase refuses changes that would put two names differing only in
+// case in one directory: they collide in clones on case-insensitive file
+// systems (macOS, Windows). A rename that changes only the case is fine.
+func (s *Store) checkCase(tree *object.Tree, changes []change) error {
+	deleted := map[string]bool{}
+	for _, c := range changes {
+		if c.Delete {
+			deleted[c.Path] = true
+		}
+	}
+	gone := func(rel string) bool {
+		for d := range deleted {
+			if rel == d || strings.HasPrefix(rel, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]string{} // lower-cased path -> path, across this commit's files
+	for _, c := range changes {
+		if c.Delete {
+			continue
+		}
+		parts := strings.Split(c.Path, "/")
+		for i := range parts {
+			prefix := strings.Join(parts[:i+1], "/")
+			lower := strings.ToLower(prefix)
+			if other, ok := seen[lower]; ok && other != prefix {
+				return caseCollision(prefix, other)
+			}
+			seen[lower] = prefix
+			dir := strings.Join(parts[:i], "/")
+			entries, err := dirEntries(tree, dir)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				other := path.Join(dir, e)
+				if e != parts[i] && strings.EqualFold(e, parts[i]) && !gone(other) {
+					return caseCollision(prefix, other)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dirEntries lists the names in the directory dir of tree (none when dir is
+// absent).
+func dirEntries(tree *object.Tree, dir string) ([]string, error) {
+	t := tree
+	if dir != "" {
+		var err error
+		if t, err = tree.Tree(dir); err != nil {
+			return nil, nil // absent, or a file: nothing to collide with
+		}
+	}
+	names := make([]string, len(t.Entries))
+	for i, e := range t.Entries {
+		names[i] = e.Name
+	}
+	return names, nil
+}
+
+func caseCollision(p, other string) error {
+	return &Error{Kind: ErrRejected,
+		Msg:  fmt.Sprintf("Error: %s differs from the existing %s only in letter case; the two collide on case-insensitive file systems.", virtual(p), virtual(other)),
+		Hint: "Use the existing name, or a name that differs by more than case. Nothing was written."}
 }
 
 // Head returns the hash of the current commit.
@@ -247,12 +481,40 @@ func (s *Store) cleanPath(p string) (string, error) {
 		if errors.As(err, &r) {
 			return "", rejected(err)
 		}
-		// A failed Lstat names host paths: log it, do not show it.
-		s.log.Error("check path for symlinks", logKeyPath, rel, logKeyErr, err)
+		if errors.Is(err, syscall.ENOTDIR) {
+			return "", s.belowFile(rel)
+		}
+		// A failed Lstat names host paths: neither show nor log them.
+		s.log.Error("check path for symlinks", logKeyPath, rel, logKeyErr, withoutPath(err))
 		return "", &Error{Kind: ErrInvalid, Msg: "Error: The path " + virtual(rel) + " cannot be checked right now.",
-			Hint: "Retry; if it persists, the server's log says why.", Err: err}
+			Hint: "Retry; if it persists, the server's log says why.", Err: withoutPath(err)}
 	}
 	return rel, nil
+}
+
+// belowFile is the error for a path that continues below an existing file.
+func (s *Store) belowFile(rel string) error {
+	parts := strings.Split(rel, "/")
+	file := rel
+	for i := 1; i < len(parts); i++ {
+		prefix := strings.Join(parts[:i], "/")
+		if info, err := os.Lstat(s.abs(prefix)); err == nil && !info.IsDir() {
+			file = prefix
+			break
+		}
+	}
+	return &Error{Kind: ErrInvalid,
+		Msg:  fmt.Sprintf("Error: The path %s is below %s, which is a file, not a directory.", virtual(rel), virtual(file)),
+		Hint: "A file cannot hold other files; choose a path in a directory."}
+}
+
+// withoutPath strips the host path from a file system error.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 func (s *Store) abs(rel string) string { return filepath.Join(s.dir, filepath.FromSlash(rel)) }
@@ -332,7 +594,8 @@ func validateWrite(w *WriteOptions) error {
 }
 
 // write is the single path every accepted change takes: gate, workspace cap,
-// objects, branch, working files, index. It runs under s.mu.
+// objects, branch, working files, index. It runs under the store's lock
+// (Store.locked).
 func (s *Store) write(ctx context.Context, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
 	lim := s.opts.Limits
 	deltas := map[string]int64{}
@@ -377,25 +640,43 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		}
 	}
 
-	next, err := s.git.commit(head, changes, s.meta(subject, &tool, w))
-	if err != nil {
-		return "", fmt.Errorf("write commit: %w", err)
-	}
-	if err := s.writeJournal(changes); err != nil {
+	if err := s.checkCase(tree, changes); err != nil {
 		return "", err
 	}
-	if err := s.git.advance(head.Hash, next); err != nil {
-		_ = os.Remove(s.journalPath())
-		return "", fmt.Errorf("move %s: %w", branch, err)
+
+	meta := s.meta(subject, &tool, w)
+	next, err := s.git.commit(head, changes, meta)
+	if err == nil {
+		err = s.git.syncObjects()
 	}
+	if err == nil {
+		err = s.writeJournal(next, changes)
+	}
+	if err == nil {
+		err = s.git.advance(head.Hash, next, meta)
+		if err != nil {
+			_ = os.Remove(s.journalPath())
+		}
+	}
+	if err != nil {
+		// Nothing names the new objects: take them back, so a failed
+		// write leaves nothing behind.
+		s.git.dropObjects()
+		if errors.Is(err, errHeadMoved) {
+			return "", err
+		}
+		return "", fmt.Errorf("write commit: %w", err)
+	}
+	s.git.keepObjects()
 	// From here on the write is acknowledged by git; the working files and
-	// the index follow, and Open repairs both if the process dies first.
+	// the index follow, and the next writer or Open repairs both if the
+	// process dies first.
 	if err := s.applyWorking(changes); err != nil {
 		s.log.Error("update working files", logKeyCommit, next.String(), logKeyErr, err)
-	} else {
-		_ = os.Remove(s.journalPath())
+	} else if err := os.Remove(s.journalPath()); err != nil {
+		s.log.Warn("remove the write journal", logKeyErr, err)
 	}
-	s.stageLater(changes)
+	s.stageLater()
 	s.noteSizes(head.Hash, next, deltas, changes)
 	for i, m := range s.mirrors {
 		if err := m.update(ctx, head.Hash, changes); err != nil {
@@ -408,33 +689,65 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 
 func (s *Store) journalPath() string { return filepath.Join(s.dir, ".git", journalName) }
 
-func (s *Store) writeJournal(changes []change) error {
+// journal is what the write journal records: the commit being made and the
+// paths it changes.
+type journal struct {
+	commit plumbing.Hash
+	paths  []string
+}
+
+// writeJournal records, durably, that commit is about to become HEAD and
+// which working files it changes. The first line is "commit <hash>", each
+// further line a path.
+func (s *Store) writeJournal(commit plumbing.Hash, changes []change) error {
 	var b strings.Builder
+	b.WriteString("commit " + commit.String() + "\n")
 	for _, c := range changes {
 		b.WriteString(c.Path)
 		b.WriteByte('\n')
 	}
-	return writeAtomic(s.journalPath(), []byte(b.String()))
+	if err := writeAtomic(s.journalPath(), []byte(b.String()), s.git.sync); err != nil {
+		return fmt.Errorf("write the journal: %w", err)
+	}
+	return nil
+}
+
+// readJournal reads a leftover journal; ok is false when there is none.
+// Journals written before the commit line existed list only paths.
+func (s *Store) readJournal() (j journal, ok bool) {
+	data, err := os.ReadFile(s.journalPath())
+	if err != nil {
+		return journal{}, false
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if h, found := strings.CutPrefix(line, "commit "); i == 0 && found && plumbing.IsHash(h) {
+			j.commit = plumbing.NewHash(h)
+			continue
+		}
+		if line != "" {
+			j.paths = append(j.paths, line)
+		}
+	}
+	return j, true
 }
 
 // repairWorking makes the working files named in a leftover journal match
-// HEAD again.
+// HEAD again. It runs under the repository lock.
 func (s *Store) repairWorking() error {
-	data, err := os.ReadFile(s.journalPath())
-	if errors.Is(err, fs.ErrNotExist) {
+	j, ok := s.readJournal()
+	if !ok {
 		return nil
-	}
-	if err != nil {
-		return err
 	}
 	tree, err := s.git.headTree()
 	if err != nil {
 		return err
 	}
 	var changes []change
-	for _, rel := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if rel == "" {
-			continue
+	for _, rel := range j.paths {
+		// The dying writer may have left a temporary file beside its target.
+		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(s.abs(rel)), tmpPattern))
+		for _, tmp := range tmps {
+			_ = os.Remove(tmp)
 		}
 		files, err := subtreeFiles(tree, path.Dir(rel))
 		if err != nil {
@@ -457,13 +770,14 @@ func (s *Store) repairWorking() error {
 	if err := s.applyWorking(changes); err != nil {
 		return err
 	}
-	s.stageLater(changes)
+	s.stageLater()
 	s.log.Info("repaired working files after an interrupted write", "files", len(changes))
 	return os.Remove(s.journalPath())
 }
 
 // applyWorking brings the working files in line with changes. Files are
 // replaced by rename, so a concurrent reader sees the old or the new content.
+// A durable store flushes them before the journal that covers them goes.
 func (s *Store) applyWorking(changes []change) error {
 	for _, c := range changes {
 		p := s.abs(c.Path)
@@ -471,13 +785,16 @@ func (s *Store) applyWorking(changes []change) error {
 			if err := os.RemoveAll(p); err != nil {
 				return err
 			}
+			if s.git.sync {
+				_ = syncDir(filepath.Dir(p)) // it may be pruned next
+			}
 			s.pruneEmpty(path.Dir(c.Path))
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := writeAtomic(p, c.Content); err != nil {
+		if err := writeAtomic(p, c.Content, s.git.sync); err != nil {
 			return err
 		}
 	}
@@ -495,15 +812,22 @@ func (s *Store) pruneEmpty(rel string) {
 	}
 }
 
+// tmpPattern names the temporary files writeAtomic renames into place.
+const tmpPattern = ".selmem-tmp-*"
+
 // writeAtomic writes data to a hidden temporary file beside p and renames it
-// over p.
-func writeAtomic(p string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".selmem-tmp-*")
+// over p; with sync, the file is flushed before the rename and the directory
+// after it.
+func writeAtomic(p string, data []byte, sync bool) error {
+	f, err := os.CreateTemp(filepath.Dir(p), tmpPattern)
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -512,8 +836,12 @@ func writeAtomic(p string, data []byte) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
+		return err
 	}
-	return err
+	if sync {
+		return syncDir(filepath.Dir(p))
+	}
+	return nil
 }
 
 // workspaceOf returns the workspace a repository-relative path belongs to.

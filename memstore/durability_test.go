@@ -1,0 +1,433 @@
+package memstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// openPlain opens the store at home without an index.
+func openPlain(t testing.TB, home string, opts *memstore.Options) (*memstore.Store, error) {
+	t.Helper()
+	o := memstore.Options{Now: func() time.Time { return fixedNow }}
+	if opts != nil {
+		o = *opts
+	}
+	s, err := memstore.Open(context.Background(), home, &o)
+	if err == nil {
+		t.Cleanup(func() { s.Close(context.Background()) })
+	}
+	return s, err
+}
+
+// gitIn runs git in dir and returns its trimmed output.
+func gitIn(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestStore_ProcessesShareOneHome opens one home several times, as several
+// processes do (each Store has its own repository lock descriptor, object
+// cache and index connection), and writes through all of them at once:
+// every acknowledged write is in HEAD, nothing else is, and the repository
+// and work tree are consistent.
+func TestStore_ProcessesShareOneHome(t *testing.T) {
+	home := t.TempDir()
+	const stores, writes = 3, 25
+	var all []*memstore.Store
+	for range stores {
+		all = append(all, openStore(t, home, nil))
+	}
+	ctx := context.Background()
+	var (
+		mu    sync.Mutex
+		acked = map[string]string{} // path -> content
+	)
+	var wg sync.WaitGroup
+	for i, s := range all {
+		wg.Go(func() {
+			for w := range writes {
+				p := fmt.Sprintf("/memories/workspaces/multi/notes/s%d-%02d.md", i, w)
+				text := fmt.Sprintf("# Note\n\n- store %d write %d token%dx%d\n", i, w, i, w)
+				if _, err := s.Create(ctx, p, text, nil); err != nil {
+					t.Errorf("create %s: %v", p, err)
+					continue
+				}
+				mu.Lock()
+				acked[p] = text
+				mu.Unlock()
+				if w%5 == 4 { // an edit of a file another store wrote
+					other := fmt.Sprintf("/memories/workspaces/multi/notes/s%d-%02d.md", (i+1)%stores, w-1)
+					if _, err := s.StrReplace(ctx, other, "# Note", "# Edited", nil); err == nil {
+						mu.Lock()
+						acked[other] = strings.Replace(acked[other], "# Note", "# Edited", 1)
+						mu.Unlock()
+					} else if !errors.Is(err, memstore.ErrNotFound) {
+						t.Errorf("str_replace %s: %v", other, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range all {
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := all[0].Dir()
+	files := gitIn(t, dir, "ls-tree", "-r", "--name-only", "HEAD")
+	if got, want := len(strings.Fields(files)), len(acked); got != want {
+		t.Errorf("HEAD holds %d files, %d writes were acknowledged", got, want)
+	}
+	for p, text := range acked {
+		rel := strings.TrimPrefix(p, "/memories/")
+		if got := gitIn(t, dir, "show", "HEAD:"+rel) + "\n"; got != text {
+			t.Errorf("HEAD:%s = %q, want %q", rel, got, text)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+	if status := gitIn(t, dir, "status", "--porcelain"); status != "" {
+		t.Errorf("work tree differs from HEAD:\n%s", status)
+	}
+	// A store opened afterwards finds the last write of every store.
+	fresh := openStore(t, home, nil)
+	for i := range stores {
+		if got := searchPaths(t, fresh, fmt.Sprintf("token%dx%d", i, writes-1)); len(got) == 0 {
+			t.Errorf("search does not find store %d's last write", i)
+		}
+	}
+}
+
+// damage describes a broken branch and how Open must answer it.
+type damage struct {
+	name    string
+	break_  func(t *testing.T, gitDir string)
+	recover bool // Open recovers the last commit; false: Open refuses
+}
+
+// TestOpen_RecoversDamagedBranch breaks the branch of a repository with
+// history in the ways a crash or an older selmem could, and checks that Open
+// never starts over with a new root commit: it recovers the newest commit,
+// or refuses and changes nothing.
+func TestOpen_RecoversDamagedBranch(t *testing.T) {
+	ref := func(gitDir string) string { return filepath.Join(gitDir, "refs", "heads", "main") }
+	write := func(p, data string) func(*testing.T, string) {
+		return func(t *testing.T, gitDir string) {
+			if err := os.WriteFile(filepath.Join(gitDir, p), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	both := func(fs ...func(*testing.T, string)) func(*testing.T, string) {
+		return func(t *testing.T, gitDir string) {
+			for _, f := range fs {
+				f(t, gitDir)
+			}
+		}
+	}
+	noReflog := func(t *testing.T, gitDir string) {
+		if err := os.RemoveAll(filepath.Join(gitDir, "logs")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []damage{
+		{"empty ref", write("refs/heads/main", ""), true},
+		{"garbage ref", write("refs/heads/main", "not a hash\n"), true},
+		{"missing ref", func(t *testing.T, gitDir string) { os.Remove(ref(gitDir)) }, true},
+		{"ref names a missing commit", write("refs/heads/main", strings.Repeat("ab", 20)+"\n"), true},
+		{"empty ref and no reflog (older selmem)", both(write("refs/heads/main", ""), noReflog), true},
+		{"empty HEAD", write("HEAD", ""), true},
+		{"stale ref lock", write("refs/heads/main.lock", strings.Repeat("cd", 20)+"\n"), true},
+		{"newest commit's file gone", both(func(t *testing.T, gitDir string) {
+			// Remove the blob only the last commit names.
+			blob := gitIn(t, filepath.Dir(gitDir), "rev-parse", "HEAD:workspaces/w/notes/n4.md")
+			if err := os.Remove(filepath.Join(gitDir, "objects", blob[:2], blob[2:])); err != nil {
+				t.Fatal(err)
+			}
+		}, write("refs/heads/main", "")), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			s, err := openPlain(t, home, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				mustCreate(t, s, fmt.Sprintf("/memories/workspaces/w/notes/n%d.md", i), fmt.Sprintf("note %d\n", i))
+			}
+			head, _ := s.Head()
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			gitDir := filepath.Join(home, "memory", ".git")
+			tt.break_(t, gitDir)
+			var logs bytes.Buffer
+			s2, err := openPlain(t, home, &memstore.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if !tt.recover {
+				if err == nil {
+					t.Fatal("Open succeeded on a repository whose newest commit is incomplete")
+				}
+				if !strings.Contains(err.Error(), "Nothing was changed") {
+					t.Errorf("Open error %q does not say that nothing was changed", err)
+				}
+				if data, _ := os.ReadFile(ref(gitDir)); len(data) != 0 {
+					t.Errorf("refused Open rewrote the ref: %q", data)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			got, _ := s2.Head()
+			if got != head {
+				t.Errorf("HEAD after recovery = %s, want the last acknowledged commit %s\nlog: %s", got, head, logs.String())
+			}
+			if n := gitIn(t, s2.Dir(), "rev-list", "--count", "HEAD"); n != "6" {
+				t.Errorf("history has %s commits, want 6", n)
+			}
+			if _, err := s2.Create(context.Background(), "/memories/workspaces/w/notes/after.md", "after\n", nil); err != nil {
+				t.Errorf("write after recovery: %v", err)
+			}
+			if out, err := exec.Command("git", "-C", s2.Dir(), "fsck", "--strict").CombinedOutput(); err != nil {
+				t.Errorf("git fsck: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestStore_RefFileIsNeverPartial checks the branch is moved by git's
+// lockfile protocol: no .lock is left, the ref holds exactly one hash and a
+// newline, and every move is in the reflog git reads.
+func TestStore_RefFileIsNeverPartial(t *testing.T) {
+	s, err := openPlain(t, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustCreate(t, s, fmt.Sprintf("/memories/notes/n%d.md", i), "x\n")
+	}
+	refs := filepath.Join(s.Dir(), ".git", "refs", "heads")
+	data, err := os.ReadFile(filepath.Join(refs, "main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := s.Head()
+	if got, want := string(data), head+"\n"; got != want {
+		t.Errorf("ref file = %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(refs, "main.lock")); !os.IsNotExist(err) {
+		t.Errorf("main.lock left behind: %v", err)
+	}
+	if got := gitIn(t, s.Dir(), "reflog", "--format=%H", "main"); len(strings.Fields(got)) != 4 {
+		t.Errorf("git reflog lists %d moves, want 4:\n%s", len(strings.Fields(got)), got)
+	}
+}
+
+// TestStore_FailedWriteLeavesNothing makes the branch impossible to move
+// and checks the write fails leaving no commit, object, journal or file.
+func TestStore_FailedWriteLeavesNothing(t *testing.T) {
+	s, err := openPlain(t, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/notes/a.md", "a\n")
+	objects := gitIn(t, s.Dir(), "count-objects", "-v")
+	// A directory where the ref's lock file goes cannot be replaced.
+	lock := filepath.Join(s.Dir(), ".git", "refs", "heads", "main.lock")
+	if err := os.MkdirAll(filepath.Join(lock, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(context.Background(), "/memories/notes/b.md", "uniquefailedmarker\n", nil); err == nil {
+		t.Fatal("write succeeded although the branch cannot be moved")
+	}
+	if err := os.RemoveAll(lock); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitIn(t, s.Dir(), "count-objects", "-v"); got != objects {
+		t.Errorf("objects changed after a failed write:\nbefore %s\nafter  %s", objects, got)
+	}
+	for _, p := range []string{"notes/b.md", ".git/selmem-pending"} {
+		if _, err := os.Stat(filepath.Join(s.Dir(), p)); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a failed write", p)
+		}
+	}
+	if _, err := s.Create(context.Background(), "/memories/notes/b.md", "b\n", nil); err != nil {
+		t.Errorf("write after the failure: %v", err)
+	}
+}
+
+// TestStore_InterruptedWriteIsRepairedByTheNextWriter leaves a journal as a
+// writer killed between moving the branch and writing its files would, and
+// checks the next writer (not only Open) brings the work tree back to HEAD.
+func TestStore_InterruptedWriteIsRepairedByTheNextWriter(t *testing.T) {
+	home := t.TempDir()
+	a, err := openPlain(t, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openPlain(t, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, a, "/memories/notes/a.md", "a\n")
+	// The process "dies" after its commit: the file is missing, the
+	// journal names it.
+	if err := os.Remove(filepath.Join(a.Dir(), "notes", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := a.Head()
+	journal := "commit " + head + "\nnotes/a.md\n"
+	if err := os.WriteFile(filepath.Join(a.Dir(), ".git", "selmem-pending"), []byte(journal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(a.Dir(), "notes", ".selmem-tmp-12345")
+	if err := os.WriteFile(tmp, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, b, "/memories/notes/b.md", "b\n")
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the dying writer's temporary file is left: %v", err)
+	}
+	if got, _, err := b.Read("/memories/notes/a.md"); err != nil || string(got) != "a\n" {
+		t.Errorf("after the next write, a.md = %q, %v; want it restored", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir(), ".git", "selmem-pending")); !os.IsNotExist(err) {
+		t.Errorf("journal left behind: %v", err)
+	}
+}
+
+// TestStore_CaseCollisions refuses names that differ only in case from an
+// existing name in the same directory.
+func TestStore_CaseCollisions(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		op   func(s *memstore.Store) error
+		ok   bool
+	}{
+		{"same file name in other case", func(s *memstore.Store) error {
+			_, err := s.Create(ctx, "/memories/workspaces/w/notes/X.MD", "x\n", nil)
+			return err
+		}, false},
+		{"directory in other case", func(s *memstore.Store) error {
+			_, err := s.Create(ctx, "/memories/workspaces/W/notes/y.md", "y\n", nil)
+			return err
+		}, false},
+		{"rename onto other case of another file", func(s *memstore.Store) error {
+			_, err := s.Rename(ctx, "/memories/workspaces/w/notes/z.md", "/memories/workspaces/w/notes/X.md", nil)
+			return err
+		}, false},
+		{"put two names differing in case", func(s *memstore.Store) error {
+			_, err := s.Put(ctx, map[string]string{"/memories/workspaces/v/a.md": "a\n", "/memories/workspaces/v/A.md": "A\n"}, nil)
+			return err
+		}, false},
+		{"rename changing only the case", func(s *memstore.Store) error {
+			_, err := s.Rename(ctx, "/memories/workspaces/w/notes/x.md", "/memories/workspaces/w/notes/X.md", nil)
+			return err
+		}, true},
+		{"distinct name", func(s *memstore.Store) error {
+			_, err := s.Create(ctx, "/memories/workspaces/w/notes/x2.md", "x\n", nil)
+			return err
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := openPlain(t, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, s, "/memories/workspaces/w/notes/x.md", "x\n")
+			mustCreate(t, s, "/memories/workspaces/w/notes/z.md", "z\n")
+			before, _ := s.Head()
+			err = tt.op(s)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "only in letter case") {
+				t.Fatalf("got %v, want a case-collision rejection", err)
+			}
+			if after, _ := s.Head(); after != before {
+				t.Error("a refused write made a commit")
+			}
+		})
+	}
+}
+
+// TestStore_PathBelowAFile answers a path that continues below a file with
+// what is wrong, not a retry, and logs no host path.
+func TestStore_PathBelowAFile(t *testing.T) {
+	home := t.TempDir()
+	var logs bytes.Buffer
+	s, err := openPlain(t, home, &memstore.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/workspaces/w/task.md", "# Task\n")
+	ops := map[string]func() error{
+		"create": func() error {
+			_, err := s.Create(context.Background(), "/memories/workspaces/w/task.md/x.md", "x\n", nil)
+			return err
+		},
+		"view": func() error { _, err := s.View("/memories/workspaces/w/task.md/sub/y.md", nil); return err },
+	}
+	for name, op := range ops {
+		err := op()
+		if err == nil || !strings.Contains(err.Error(), "is below /memories/workspaces/w/task.md, which is a file") {
+			t.Errorf("%s: got %v, want the path-below-a-file error", name, err)
+		}
+		if strings.Contains(err.Error(), "Retry") {
+			t.Errorf("%s: error asks to retry: %v", name, err)
+		}
+	}
+	if strings.Contains(logs.String(), home) {
+		t.Errorf("log names the host path:\n%s", logs.String())
+	}
+}
+
+// BenchmarkStore_WriteDurability reports the latency of one create in a
+// memory of 10,000 files with each durability level, in the same process.
+func BenchmarkStore_WriteDurability(b *testing.B) {
+	for _, d := range []memstore.Durability{memstore.DurabilityOS, memstore.DurabilityFsync} {
+		b.Run(string(d), func(b *testing.B) {
+			home := b.TempDir()
+			seedFiles(b, home, 10_000)
+			s, err := memstore.Open(context.Background(), home, &memstore.Options{Durability: d})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			var lat latencies
+			b.ResetTimer()
+			for i := range b.N {
+				start := time.Now()
+				if _, err := s.Create(context.Background(), fmt.Sprintf("/memories/workspaces/ws042/notes/new-%06d.md", i), noteText(i), nil); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			lat.report(b)
+		})
+	}
+}

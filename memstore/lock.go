@@ -1,0 +1,72 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockName is the file, inside .git, that writers in every process lock
+// (flock) while they read HEAD, commit and move the branch.
+const lockName = "selmem.lock"
+
+// lockWait is how long a writer waits for another process to release the
+// repository's lock before giving up.
+const lockWait = 60 * time.Second
+
+// repoLock is an exclusive lock on the memory repository shared by every
+// process that opens it. It is not reentrant, and one repoLock must not be
+// used by two goroutines at once: Store.mu serialises its callers.
+type repoLock struct {
+	f *os.File
+}
+
+// openLock opens (creating) the lock file at p.
+func openLock(p string) (*repoLock, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open repository lock: %w", err)
+	}
+	return &repoLock{f: f}, nil
+}
+
+// acquire takes the lock, waiting while another process holds it, until
+// ctx ends or lockWait passes.
+func (l *repoLock) acquire(ctx context.Context) error {
+	deadline := time.Now().Add(lockWait)
+	pause := time.Millisecond
+	for {
+		err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("lock the memory repository: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return &Error{Kind: ErrConflict,
+				Msg:  fmt.Sprintf("Error: another selmem process has held the memory's write lock for over %s.", lockWait),
+				Hint: "Retry in a moment; if it persists, look for a stuck selmem process (a long reindex holds the lock). Nothing was written."}
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// release drops the lock.
+func (l *repoLock) release() {
+	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+}
+
+// close releases the lock and closes its file.
+func (l *repoLock) close() error { return l.f.Close() }

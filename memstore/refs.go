@@ -1,0 +1,410 @@
+package memstore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Durability says how far a write must reach before the store acknowledges
+// it.
+type Durability string
+
+const (
+	// DurabilityFsync acknowledges a write once its objects, the journal
+	// and the moved branch are flushed to stable storage (fsync), so a
+	// power cut loses nothing acknowledged. The default.
+	DurabilityFsync Durability = "fsync"
+	// DurabilityOS acknowledges a write once the operating system has it:
+	// it survives the process being killed, not a power cut. For tests and
+	// throwaway homes.
+	DurabilityOS Durability = "os"
+)
+
+// Validate reports whether d is a known durability level ("" is the
+// default, fsync).
+func (d Durability) Validate() error {
+	switch d {
+	case "", DurabilityFsync, DurabilityOS:
+		return nil
+	}
+	return fmt.Errorf("durability %q is not known; use fsync or os", string(d))
+}
+
+// errHeadMoved reports that the branch moved between reading it and
+// moving it: another writer committed. The write is retried on the new HEAD.
+var errHeadMoved = errors.New("the branch moved while the write was prepared")
+
+// errRefMissing reports a repository whose branch does not exist.
+var errRefMissing = errors.New("the branch does not exist")
+
+// refDamagedError reports a branch ref file that exists but does not name
+// a readable commit.
+type refDamagedError struct{ why string }
+
+func (e *refDamagedError) Error() string { return "refs/heads/main is damaged: " + e.why }
+
+// refFile is the path of the branch's loose ref file.
+func (g *gitRepo) refFile() string {
+	return filepath.Join(g.gitDir, filepath.FromSlash(branch.String()))
+}
+
+// reflogFile is the path of the branch's reflog.
+func (g *gitRepo) reflogFile() string {
+	return filepath.Join(g.gitDir, "logs", filepath.FromSlash(branch.String()))
+}
+
+// readRef returns the commit the branch names, read from its loose ref file
+// or else from packed-refs. It returns errRefMissing when neither names the
+// branch and a *refDamagedError when the loose file holds no hash.
+func (g *gitRepo) readRef() (plumbing.Hash, error) {
+	data, err := os.ReadFile(g.refFile())
+	if err == nil {
+		s := strings.TrimSpace(string(data))
+		if !plumbing.IsHash(s) {
+			why := "it is empty"
+			if s != "" {
+				why = "it does not hold a commit hash"
+			}
+			return plumbing.ZeroHash, &refDamagedError{why: why}
+		}
+		return plumbing.NewHash(s), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, err
+	}
+	packed, err := os.ReadFile(filepath.Join(g.gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, errRefMissing
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(packed))
+	for sc.Scan() {
+		hash, name, ok := strings.Cut(sc.Text(), " ")
+		if ok && name == branch.String() && plumbing.IsHash(hash) {
+			return plumbing.NewHash(hash), nil
+		}
+	}
+	return plumbing.ZeroHash, errRefMissing
+}
+
+// advance moves the branch from old (zero when it does not exist yet) to
+// next with git's lockfile protocol: the new value is written to
+// <ref>.lock, flushed, and renamed over the ref, so the ref is never seen
+// empty or half written, and the directory is flushed so the rename
+// survives a power cut. Callers hold the repository lock; errHeadMoved
+// means the branch is no longer at old. The move is recorded in the reflog.
+func (g *gitRepo) advance(old, next plumbing.Hash, meta commitMeta) error {
+	cur, err := g.readRef()
+	switch {
+	case errors.Is(err, errRefMissing):
+		cur = plumbing.ZeroHash
+	case err != nil:
+		return err
+	}
+	if cur != old {
+		return errHeadMoved
+	}
+	return g.writeRef(old, next, meta)
+}
+
+// writeRef points the branch at next, whatever it names now (see advance),
+// recording old as its previous value in the reflog.
+func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
+	ref := g.refFile()
+	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
+		return err
+	}
+	lock := ref + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Under the repository lock a leftover lock file belongs to a
+		// writer that died; git would refuse until it is removed.
+		if err := os.Remove(lock); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", branch, err)
+	}
+	_, err = f.WriteString(next.String() + "\n")
+	if err == nil && g.sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(lock)
+		return fmt.Errorf("write %s: %w", branch, err)
+	}
+	g.appendReflog(old, next, meta)
+	if err := os.Rename(lock, ref); err != nil {
+		_ = os.Remove(lock)
+		return fmt.Errorf("move %s: %w", branch, err)
+	}
+	if g.sync {
+		if err := syncDir(filepath.Dir(ref)); err != nil {
+			return fmt.Errorf("flush %s: %w", branch, err)
+		}
+	}
+	return nil
+}
+
+// appendReflog records a move of the branch in git's reflog format. The
+// reflog is a recovery aid, not the authority: a failure is ignored.
+func (g *gitRepo) appendReflog(old, next plumbing.Hash, meta commitMeta) {
+	p := g.reflogFile()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	subject := strings.ReplaceAll(meta.Subject, "\n", " ")
+	fmt.Fprintf(f, "%s %s %s <%s> %d +0000\tcommit: %s\n", old, next, meta.Name, meta.Email, meta.When.Unix(), subject)
+}
+
+// reflogHeads returns the commits the reflog says the branch moved to,
+// newest last. Torn or malformed lines are skipped.
+func (g *gitRepo) reflogHeads() []plumbing.Hash {
+	data, err := os.ReadFile(g.reflogFile())
+	if err != nil {
+		return nil
+	}
+	var out []plumbing.Hash
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && plumbing.IsHash(f[1]) {
+			out = append(out, plumbing.NewHash(f[1]))
+		}
+	}
+	return out
+}
+
+// putObject stores obj unless the repository has it already, remembering
+// the loose objects it creates so that syncObjects can flush them and
+// dropObjects can take them back.
+func (g *gitRepo) putObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	h := obj.Hash()
+	if err := g.repo.Storer.HasEncodedObject(h); err == nil {
+		return h, nil
+	}
+	if _, err := g.repo.Storer.SetEncodedObject(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	g.created = append(g.created, h)
+	return h, nil
+}
+
+// objectFile is the path of the loose object h.
+func (g *gitRepo) objectFile(h plumbing.Hash) string {
+	s := h.String()
+	return filepath.Join(g.gitDir, "objects", s[:2], s[2:])
+}
+
+// syncObjects flushes the loose objects created since the last keepObjects
+// or dropObjects (and the directories naming them) to stable storage, when
+// the store is durable.
+func (g *gitRepo) syncObjects() error {
+	if !g.sync || len(g.created) == 0 {
+		return nil
+	}
+	dirs := map[string]bool{filepath.Join(g.gitDir, "objects"): true}
+	for _, h := range g.created {
+		p := g.objectFile(h)
+		if err := syncFile(p); err != nil {
+			return fmt.Errorf("flush object %s: %w", h, err)
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("flush objects: %w", err)
+		}
+	}
+	return nil
+}
+
+// keepObjects forgets the objects created so far: a commit names them now.
+func (g *gitRepo) keepObjects() { g.created = nil }
+
+// dropObjects removes the loose objects created since the last keepObjects:
+// a write that failed leaves no object behind.
+func (g *gitRepo) dropObjects() {
+	for _, h := range g.created {
+		_ = os.Remove(g.objectFile(h))
+	}
+	g.created = nil
+}
+
+// syncFile flushes the file at p to stable storage.
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir flushes a directory's entries (a rename or a new file in it).
+func syncDir(dir string) error { return syncFile(dir) }
+
+// recoverRef finds the commit a branch whose ref is missing or damaged
+// should name, and says where it came from. The newest commit selmem meant
+// to name is, in order: the commit of a leftover write journal, the last
+// entry of the reflog, or (for repositories written before selmem kept a
+// reflog) the tip with the longest history among all commits. It must be
+// whole — its history and every file in it readable — or recoverRef fails
+// rather than fall back to an older commit and silently drop writes. The
+// zero hash means the repository holds no commit and never did.
+func (g *gitRepo) recoverRef(journalCommit plumbing.Hash) (plumbing.Hash, string, error) {
+	r := recovery{g: g, trees: map[plumbing.Hash]bool{}}
+	if !journalCommit.IsZero() && r.whole(journalCommit) {
+		return journalCommit, "the write journal", nil
+	}
+	if heads := g.reflogHeads(); len(heads) > 0 {
+		last := heads[len(heads)-1]
+		if !r.whole(last) {
+			return plumbing.ZeroHash, "", fmt.Errorf("the newest commit in the reflog, %s, is incomplete", last.String()[:12])
+		}
+		return last, "the reflog", nil
+	}
+	iter, err := g.repo.Storer.IterEncodedObjects(plumbing.CommitObject)
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	var all []*object.Commit
+	parents := map[plumbing.Hash]bool{}
+	err = iter.ForEach(func(o plumbing.EncodedObject) error {
+		c, err := object.DecodeCommit(g.repo.Storer, o)
+		if err != nil {
+			return nil // an unreadable commit cannot be a candidate
+		}
+		all = append(all, c)
+		for _, p := range c.ParentHashes {
+			parents[p] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	if len(all) == 0 {
+		return plumbing.ZeroHash, "", nil
+	}
+	var best plumbing.Hash
+	bestDepth := -1
+	for _, c := range all {
+		if parents[c.Hash] {
+			continue // not a tip
+		}
+		if d := r.depth(c.Hash); d > bestDepth || d == bestDepth && c.Hash.String() < best.String() {
+			best, bestDepth = c.Hash, d
+		}
+	}
+	if best.IsZero() || !r.whole(best) {
+		return plumbing.ZeroHash, "", fmt.Errorf("the newest of its %d commits is incomplete", len(all))
+	}
+	return best, fmt.Sprintf("a scan of %d commits", len(all)), nil
+}
+
+// recovery holds what recoverRef has learned about commits and trees.
+type recovery struct {
+	g      *gitRepo
+	depths map[plumbing.Hash]int
+	trees  map[plumbing.Hash]bool
+}
+
+// depth returns the length of h's first-parent history (0 when h cannot be
+// read). It walks iteratively, so long histories cannot overflow the stack.
+func (r *recovery) depth(h plumbing.Hash) int {
+	if r.depths == nil {
+		r.depths = map[plumbing.Hash]int{}
+	}
+	var chain []plumbing.Hash
+	base := 0
+	for cur := h; ; {
+		if d, ok := r.depths[cur]; ok {
+			base = d
+			break
+		}
+		c, err := object.GetCommit(r.g.repo.Storer, cur)
+		if err != nil {
+			break
+		}
+		chain = append(chain, cur)
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		cur = c.ParentHashes[0]
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		base++
+		r.depths[chain[i]] = base
+	}
+	return r.depths[h]
+}
+
+// whole reports whether the commit h, every commit before it and every tree
+// and file they name can be read.
+func (r *recovery) whole(h plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{}
+	todo := []plumbing.Hash{h}
+	for len(todo) > 0 {
+		cur := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[cur] {
+			continue
+		}
+		seen[cur] = true
+		c, err := object.GetCommit(r.g.repo.Storer, cur)
+		if err != nil || !r.treeWhole(c.TreeHash) {
+			return false
+		}
+		todo = append(todo, c.ParentHashes...)
+	}
+	return true
+}
+
+// treeWhole reports whether the tree h and everything below it is readable.
+func (r *recovery) treeWhole(h plumbing.Hash) bool {
+	if ok, seen := r.trees[h]; seen {
+		return ok
+	}
+	t, err := object.GetTree(r.g.repo.Storer, h)
+	if err != nil {
+		r.trees[h] = false
+		return false
+	}
+	ok := true
+	for _, e := range t.Entries {
+		if e.Mode.IsFile() {
+			ok = r.g.repo.Storer.HasEncodedObject(e.Hash) == nil
+		} else {
+			ok = r.treeWhole(e.Hash)
+		}
+		if !ok {
+			break
+		}
+	}
+	r.trees[h] = ok
+	return ok
+}
