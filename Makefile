@@ -11,7 +11,7 @@ build:
 # demo creates a demo workspace in $SELMEM_HOME (default ~/.local/share/selmem)
 # and searches it.
 demo:
-	$(GO) run ./cmd/selmem init --demo
+	-$(GO) run ./cmd/selmem init --demo
 	$(GO) run ./cmd/selmem search "retention policy"
 
 # test sets up what the tests need where it can (Postgres' pgvector, when run

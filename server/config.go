@@ -13,14 +13,19 @@ import (
 // file, SELMEM_* environment variables and flags; everything below cmd takes
 // plain values from it.
 type Config struct {
-	Home     string         `mapstructure:"home" yaml:"home"`     // $SELMEM_HOME; default $XDG_DATA_HOME/selmem
-	Author   string         `mapstructure:"author" yaml:"author"` // default commit author for local writes
-	Log      LogConfig      `mapstructure:"log" yaml:"log"`
-	Limits   LimitsConfig   `mapstructure:"limits" yaml:"limits"`
-	Index    IndexConfig    `mapstructure:"index" yaml:"index"`
-	Embedder EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
-	HTTP     HTTPConfig     `mapstructure:"http" yaml:"http"`
-	Profile  ProfileConfig  `mapstructure:"profile" yaml:"profile"`
+	Home   string `mapstructure:"home" yaml:"home"`     // $SELMEM_HOME; default $XDG_DATA_HOME/selmem
+	Author string `mapstructure:"author" yaml:"author"` // default commit author for local writes
+	// Durability is how far a write reaches before it is acknowledged:
+	// fsync (default: flushed to stable storage, survives a power cut) or
+	// os (handed to the operating system: survives the process being
+	// killed, not a power cut; for tests and throwaway homes).
+	Durability string         `mapstructure:"durability" yaml:"durability"`
+	Log        LogConfig      `mapstructure:"log" yaml:"log"`
+	Limits     LimitsConfig   `mapstructure:"limits" yaml:"limits"`
+	Index      IndexConfig    `mapstructure:"index" yaml:"index"`
+	Embedder   EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
+	HTTP       HTTPConfig     `mapstructure:"http" yaml:"http"`
+	Profile    ProfileConfig  `mapstructure:"profile" yaml:"profile"`
 }
 
 // ProfileConfig configures the profile_source tool.
@@ -80,12 +85,13 @@ var memorySize = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
 // embedded SQLite index and the built-in embedder, no database to set up.
 func DefaultConfig() Config {
 	return Config{
-		Author:   "selmem",
-		Log:      LogConfig{Level: "info"},
-		Limits:   LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
-		Index:    IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
-		Embedder: EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
-		HTTP:     HTTPConfig{ShutdownTimeout: 10 * time.Second},
+		Author:     "selmem",
+		Durability: "fsync",
+		Log:        LogConfig{Level: "info"},
+		Limits:     LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
+		Index:      IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
+		Embedder:   EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
+		HTTP:       HTTPConfig{ShutdownTimeout: 10 * time.Second},
 	}
 }
 
@@ -97,6 +103,11 @@ func (c Config) Validate() error {
 	}
 	if c.Home == "" {
 		bad("home", "must be set (SELMEM_HOME or --home)")
+	}
+	switch c.Durability {
+	case "fsync", "os":
+	default:
+		bad("durability", "%q is not one of fsync, os", c.Durability)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -14,6 +14,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"default", func(*Config) {}, ""},
 		{"no home", func(c *Config) { c.Home = "" }, "home:"},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, "log.level:"},
+		{"durability", func(c *Config) { c.Durability = "eventually" }, "durability:"},
+		{"durability os", func(c *Config) { c.Durability = "os" }, ""},
 		{"file cap", func(c *Config) { c.Limits.MaxFileBytes = 0 }, "limits.max_file_bytes:"},
 		{"workspace cap", func(c *Config) { c.Limits.MaxWorkspaceBytes = 10 }, "limits.max_workspace_bytes:"},
 		{"backend", func(c *Config) { c.Index.Backend = "mysql" }, "index.backend:"},

@@ -4,7 +4,9 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 )
@@ -18,9 +20,13 @@ func (a *app) initCommand() *cobra.Command {
 	var demo bool
 	cmd := &cobra.Command{
 		Use:   "init [--demo]",
-		Short: "Create the memory repository (and, with --demo, a demo workspace)",
+		Short: "Create the memory repository (and, with --demo, a demo workspace); refuses an existing one",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := filepath.Join(a.cfg.Home, "memory")
+			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+				return fmt.Errorf("%s already holds a memory; init changed nothing. Start it with selmem serve, or point SELMEM_HOME at an empty directory for a new one", dir)
+			}
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
 				fmt.Fprintf(a.stdout, "Memory repository at %s\n", s.Dir())
 				if !demo {

@@ -117,6 +117,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
+		Durability: memstore.Durability(a.cfg.Durability),
 	})
 	if err != nil {
 		return fail(err)
@@ -174,7 +175,15 @@ func (a *app) withStore(ctx context.Context, fn func(*openedStore) error) error 
 		return err
 	}
 	err = fn(s)
-	return errors.Join(err, s.Close(ctx))
+	cerr := s.Close(ctx)
+	if err == nil && cerr != nil {
+		// What fn wrote is committed and reachable from HEAD; a failure to
+		// tidy up afterwards (.git/index, the index's files) must not
+		// report it as failed. The next open repairs what is left.
+		fmt.Fprintf(a.stderr, "warning: closing the memory: %v\n", cerr)
+		return nil
+	}
+	return errors.Join(err, cerr)
 }
 
 // cliWrite is the provenance of a write made from the command line by the
