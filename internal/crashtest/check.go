@@ -132,14 +132,28 @@ func (r *runner) contentCheck(ctx context.Context, head string, rr *RoundReport)
 			if present {
 				state = "other content"
 			}
-			rr.problem("LOST %s (%s, acknowledged): %s at HEAD", f.path, f.writer, state)
+			if rr.Lost <= examples {
+				rr.problem("LOST %s (%s, acknowledged): %s at HEAD", f.path, f.writer, state)
+			}
 		default:
 			rr.FailedLeft++
 			r.failLeft[f.path] = true
-			rr.problem("FAILED-BUT-PRESENT %s (%s): a write that failed is at HEAD", f.path, f.writer)
+			if rr.FailedLeft <= examples {
+				rr.problem("FAILED-BUT-PRESENT %s (%s): a write that failed is at HEAD", f.path, f.writer)
+			}
 		}
 	}
+	if rr.Lost > examples {
+		rr.problem("... %d acknowledged files lost in all", rr.Lost)
+	}
+	if rr.FailedLeft > examples {
+		rr.problem("... %d failed writes present in all", rr.FailedLeft)
+	}
 }
+
+// examples is how many files of one kind a round describes; the counts
+// are complete.
+const examples = 3
 
 // nextBatchObject reads one answer of git cat-file --batch: the content, or
 // ok=false for "<name> missing".
@@ -193,7 +207,9 @@ func (r *runner) worktreeCheck(ctx context.Context, rr *RoundReport) {
 			continue
 		}
 		rr.WorktreeDiffs++
-		rr.problem("work tree differs from HEAD: %s", l)
+		if rr.WorktreeDiffs <= examples {
+			rr.problem("work tree differs from HEAD: %s", l)
+		}
 	}
 }
 

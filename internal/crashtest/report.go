@@ -10,7 +10,7 @@ import (
 )
 
 // maxNotes bounds the problems and error samples a round keeps.
-const maxNotes = 12
+const maxNotes = 16
 
 // RoundReport is what one round did and found.
 type RoundReport struct {
@@ -94,7 +94,8 @@ type Report struct {
 	Seed   uint64
 	Mode   Mode
 	Rounds []*RoundReport
-	// Writes by outcome over the run.
+	// Writes by outcome over the run, including the str_replace edits the
+	// checks themselves make (a round's counts are its writers' only).
 	Acked, Failed, Unknown int
 	// Lost is the number of distinct acknowledged files found not at their
 	// acknowledged content in some round; FailedLeft the number of distinct

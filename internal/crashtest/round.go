@@ -187,7 +187,7 @@ func (r *runner) round(ctx context.Context, n int) *RoundReport {
 	case ModeKill:
 		d := r.cfg.KillMin + time.Duration(r.rng.Int64N(int64(r.cfg.KillMax-r.cfg.KillMin)))
 		rr.KillAfter = d
-		rr.KilledCLI = r.rng.Float64() < r.cfg.KillCLI
+		rr.KilledCLI = r.rng.Float64() < r.cfg.KillCLI && r.cfg.CLIProcs > 0
 		sleep(ctx, d)
 		killed.Store(true)
 		srv.kill()
