@@ -13,27 +13,41 @@ import (
 	"strings"
 )
 
-// check restarts the server on the home and checks every invariant.
+// check judges the home as the crash left it (git must read it), restarts
+// the server on it (recovery may repair working files) and checks every
+// invariant on the restarted home.
 func (r *runner) check(ctx context.Context, round int, rr *RoundReport) {
 	dir := r.memDir()
-	head := r.gitChecks(ctx, rr)
+	if ref, err := os.ReadFile(filepath.Join(dir, ".git", "refs", "heads", "main")); err == nil && len(bytes.TrimSpace(ref)) == 0 {
+		rr.problem("after the crash: .git/refs/heads/main is empty (%d bytes)", len(ref))
+	}
+	before := r.head(ctx, rr, "after the crash")
+	r.fsck(ctx, rr, "after the crash")
 	srv, err := startServer(ctx, r.cfg.Bin, r.cfg.Home, r.logFile(round))
 	if err != nil {
 		rr.RestartFailed, rr.Fatal = true, true
 		rr.problem("restart: %v", err)
+	} else {
+		defer func() {
+			if err := srv.stop(); err != nil {
+				rr.problem("graceful stop after the checks: %v", err)
+			}
+		}()
+	}
+	head := r.head(ctx, rr, "after the restart")
+	if before != "" && head != before {
+		rr.problem("the restart moved HEAD from %s to %q", before, head)
+	}
+	r.fsck(ctx, rr, "after the restart")
+	r.contentCheck(ctx, head, rr)
+	if head == "" {
+		rr.NewRoot = true
 		return
 	}
-	defer func() {
-		if err := srv.stop(); err != nil {
-			rr.problem("graceful stop after the checks: %v", err)
-		}
-	}()
-	// The restart may have repaired or replaced the branch: check the
-	// history again, the way a client sees it from now on.
-	if h, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "HEAD^{commit}"); err == nil && head != strings.TrimSpace(string(h)) {
-		after := strings.TrimSpace(string(h))
-		rr.problem("the restart moved HEAD from %q to %s", head, after)
-		r.historyCheck(ctx, after, rr)
+	r.worktreeCheck(ctx, rr)
+	r.historyCheck(ctx, head, rr)
+	if srv == nil {
+		return
 	}
 	r.mcpChecks(ctx, round, srv.url, rr)
 	if h, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "HEAD^{commit}"); err == nil {
@@ -41,34 +55,20 @@ func (r *runner) check(ctx context.Context, round int, rr *RoundReport) {
 	}
 }
 
-// gitChecks checks invariants 1 (git side), 2, 3, 6 and 7 with the git CLI,
-// before anything reopens the home, and returns HEAD ("" if unresolvable).
-func (r *runner) gitChecks(ctx context.Context, rr *RoundReport) string {
-	dir := r.memDir()
-	if ref, err := os.ReadFile(filepath.Join(dir, ".git", "refs", "heads", "main")); err == nil && len(bytes.TrimSpace(ref)) == 0 {
-		rr.problem(".git/refs/heads/main is empty (%d bytes)", len(ref))
-	}
-	out, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "HEAD^{commit}")
-	head := strings.TrimSpace(string(out))
+// head resolves HEAD to a commit; "" (and a problem) when git cannot.
+func (r *runner) head(ctx context.Context, rr *RoundReport, when string) string {
+	out, err := git(ctx, r.memDir(), nil, nil, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
-		rr.problem("HEAD does not resolve: %v", err)
-		head = ""
+		rr.problem("%s: HEAD does not resolve: %v", when, err)
+		return ""
 	}
-	r.fsck(ctx, rr)
-	r.contentCheck(ctx, head, rr)
-	if head != "" {
-		r.worktreeCheck(ctx, rr)
-		r.historyCheck(ctx, head, rr)
-	} else {
-		rr.NewRoot = true
-	}
-	return head
+	return strings.TrimSpace(string(out))
 }
 
 // fsck runs git fsck --strict. Lines starting "dangling" are not errors: a
 // write interrupted before its ref moved leaves unreferenced objects, which
 // is allowed. Every other line, and a non-zero exit, is.
-func (r *runner) fsck(ctx context.Context, rr *RoundReport) {
+func (r *runner) fsck(ctx context.Context, rr *RoundReport, when string) {
 	cmd := exec.CommandContext(ctx, "git", "-C", r.memDir(), "fsck", "--strict", "--no-progress", "--no-dangling")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
@@ -79,11 +79,11 @@ func (r *runner) fsck(ctx context.Context, rr *RoundReport) {
 			continue
 		}
 		n++
-		rr.problem("fsck: %s", l)
+		rr.problem("%s: fsck: %s", when, l)
 	}
 	if err != nil && n == 0 {
 		n = 1
-		rr.problem("fsck: %v", err)
+		rr.problem("%s: fsck: %v", when, err)
 	}
 	rr.FsckErrors += n
 }
