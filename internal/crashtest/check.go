@@ -127,6 +127,9 @@ func (r *runner) contentCheck(ctx context.Context, head string, rr *RoundReport)
 		switch {
 		case f.hasAck:
 			rr.Lost++
+			if !r.lost[f.path] {
+				rr.NewLost++
+			}
 			r.lost[f.path] = true
 			state := "absent"
 			if present {

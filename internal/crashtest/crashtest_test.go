@@ -15,6 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
+// The TestCrash_* tests run the real binary and fail whenever an invariant
+// breaks. On the store before its commit/ref/locking fix they fail: two
+// processes on one home re-initialise the repository and lose acknowledged
+// writes, and a SIGKILL can leave an empty refs/heads/main.
+//
 // Flags for longer runs, e.g.
 //
 //	go test ./internal/crashtest -run Kill -crash.rounds 20 -crash.clients 16 -timeout 30m

@@ -25,6 +25,8 @@ type RoundReport struct {
 	// Lost counts acknowledged writes (of any round so far) whose
 	// acknowledged content is not at HEAD.
 	Lost int
+	// NewLost counts the lost files that no earlier round found lost.
+	NewLost int
 	// FailedLeft counts failed writes whose content is at HEAD.
 	FailedLeft int
 	// FsckErrors counts git fsck --strict lines other than "dangling ...".
@@ -83,9 +85,9 @@ func (rr *RoundReport) line() string {
 	if rr.Broken() {
 		status = "BROKEN"
 	}
-	return fmt.Sprintf("round %d (%s, kill after %v, cli killed %v): acked %d failed %d unknown %d | lost %d failed-left %d fsck %d worktree %d new-root %v view %d search %d replace %d restart-failed %v: %s",
+	return fmt.Sprintf("round %d (%s, kill after %v, cli killed %v): acked %d failed %d unknown %d | lost %d (new %d) failed-left %d fsck %d worktree %d new-root %v view %d search %d replace %d restart-failed %v: %s",
 		rr.Round, rr.Mode, rr.KillAfter.Round(time.Millisecond), rr.KilledCLI, rr.Acked, rr.Failed, rr.Unknown,
-		rr.Lost, rr.FailedLeft, rr.FsckErrors, rr.WorktreeDiffs, rr.NewRoot, rr.ViewMismatch, rr.SearchMiss, rr.ReplaceFail,
+		rr.Lost, rr.NewLost, rr.FailedLeft, rr.FsckErrors, rr.WorktreeDiffs, rr.NewRoot, rr.ViewMismatch, rr.SearchMiss, rr.ReplaceFail,
 		rr.RestartFailed, status)
 }
 
@@ -116,7 +118,7 @@ func (r *Report) Broken() bool {
 // Write prints the per-round table, the totals and the problems seen.
 func (r *Report) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tkill@\tcli-kill\tacked\tfailed\tunknown\tlost\tfailed-left\tfsck\tworktree\tnew-root\tview\tsearch\treplace\trestart\t")
+	fmt.Fprintln(tw, "round\tkill@\tcli-kill\tacked\tfailed\tunknown\tlost\tnew-lost\tfailed-left\tfsck\tworktree\tnew-root\tview\tsearch\treplace\trestart\t")
 	var fsck, wt, roots, view, search, repl, restart, broken int
 	for i := range r.Rounds {
 		rr := r.Rounds[i]
@@ -124,8 +126,8 @@ func (r *Report) Write(w io.Writer) {
 		if rr.KillAfter > 0 {
 			kill = rr.KillAfter.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%v\t\n", rr.Round, kill, rr.KilledCLI,
-			rr.Acked, rr.Failed, rr.Unknown, rr.Lost, rr.FailedLeft, rr.FsckErrors, rr.WorktreeDiffs, rr.NewRoot,
+		fmt.Fprintf(tw, "%d\t%s\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%v\t\n", rr.Round, kill, rr.KilledCLI,
+			rr.Acked, rr.Failed, rr.Unknown, rr.Lost, rr.NewLost, rr.FailedLeft, rr.FsckErrors, rr.WorktreeDiffs, rr.NewRoot,
 			rr.ViewMismatch, rr.SearchMiss, rr.ReplaceFail, !rr.RestartFailed)
 		fsck += rr.FsckErrors
 		wt += rr.WorktreeDiffs
