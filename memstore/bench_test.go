@@ -59,7 +59,7 @@ func seedCommits(b *testing.B, home string, n int) {
 
 func git(b *testing.B, dir string, args ...string) {
 	b.Helper()
-	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("git", append([]string{"-C", dir, "-c", "gc.auto=0"}, args...)...).CombinedOutput(); err != nil {
 		b.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }

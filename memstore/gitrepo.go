@@ -36,7 +36,7 @@ type gitRepo struct {
 	repo    *git.Repository
 	gitDir  string          // the repository's .git directory
 	sync    bool            // flush objects and refs to stable storage (DurabilityFsync)
-	created []plumbing.Hash // loose objects written since the last syncObjects
+	created []plumbing.Hash // loose objects written since the last keepObjects or dropObjects
 }
 
 // headCommit returns the branch's commit. The branch always exists once

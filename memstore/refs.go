@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -196,8 +197,8 @@ func (g *gitRepo) reflogHeads() []plumbing.Hash {
 }
 
 // putObject stores obj unless the repository has it already, remembering
-// the loose objects it creates so that syncObjects can flush them and
-// dropObjects can take them back.
+// the loose objects it creates so that they can be flushed (objectPaths) or
+// taken back (dropObjects).
 func (g *gitRepo) putObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	h := obj.Hash()
 	if err := g.repo.Storer.HasEncodedObject(h); err == nil {
@@ -216,27 +217,24 @@ func (g *gitRepo) objectFile(h plumbing.Hash) string {
 	return filepath.Join(g.gitDir, "objects", s[:2], s[2:])
 }
 
-// syncObjects flushes the loose objects created since the last keepObjects
-// or dropObjects (and the directories naming them) to stable storage, when
-// the store is durable.
-func (g *gitRepo) syncObjects() error {
-	if !g.sync || len(g.created) == 0 {
-		return nil
-	}
-	dirs := map[string]bool{filepath.Join(g.gitDir, "objects"): true}
+// objectPaths lists the loose objects created since the last keepObjects
+// or dropObjects and the directories naming them: what must reach stable
+// storage before a ref names them.
+func (g *gitRepo) objectPaths() []string {
+	dirs := map[string]bool{}
+	var paths []string
 	for _, h := range g.created {
 		p := g.objectFile(h)
-		if err := syncFile(p); err != nil {
-			return fmt.Errorf("flush object %s: %w", h, err)
-		}
-		dirs[filepath.Dir(p)] = true
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return fmt.Errorf("flush objects: %w", err)
+		paths = append(paths, p)
+		if d := filepath.Dir(p); !dirs[d] {
+			dirs[d] = true
+			paths = append(paths, d)
 		}
 	}
-	return nil
+	if len(paths) > 0 {
+		paths = append(paths, filepath.Join(g.gitDir, "objects"))
+	}
+	return paths
 }
 
 // keepObjects forgets the objects created so far: a commit names them now.
@@ -251,7 +249,7 @@ func (g *gitRepo) dropObjects() {
 	g.created = nil
 }
 
-// syncFile flushes the file at p to stable storage.
+// syncFile flushes the file or directory at p to stable storage.
 func syncFile(p string) error {
 	f, err := os.Open(p)
 	if err != nil {
@@ -266,6 +264,19 @@ func syncFile(p string) error {
 
 // syncDir flushes a directory's entries (a rename or a new file in it).
 func syncDir(dir string) error { return syncFile(dir) }
+
+// syncAll flushes the files and directories at paths at once: the file
+// system's journal commits concurrent flushes together, so a batch costs
+// little more than one.
+func syncAll(paths []string) error {
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() { errs[i] = syncFile(p) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // recoverRef finds the commit a branch whose ref is missing or damaged
 // should name, and says where it came from. The newest commit selmem meant

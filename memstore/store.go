@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -223,8 +224,8 @@ func initRepo(dir string, meta commitMeta, sync bool) error {
 	}
 	g := gitRepo{repo: repo, gitDir: filepath.Join(tmp, ".git"), sync: sync}
 	h, err := g.commit(nil, nil, meta)
-	if err == nil {
-		err = g.syncObjects()
+	if err == nil && sync {
+		err = syncAll(g.objectPaths())
 	}
 	if err == nil {
 		err = g.advance(plumbing.ZeroHash, h, meta)
@@ -293,8 +294,10 @@ func (s *Store) checkBranch() error {
 		if found, err = s.git.commit(nil, nil, s.meta(initSubject, nil, nil)); err != nil {
 			return err
 		}
-		if err := s.git.syncObjects(); err != nil {
-			return err
+		if s.git.sync {
+			if err := syncAll(s.git.objectPaths()); err != nil {
+				return err
+			}
 		}
 		s.git.keepObjects()
 		from = "nothing (the repository held no commit)"
@@ -647,10 +650,12 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 	meta := s.meta(subject, &tool, w)
 	next, err := s.git.commit(head, changes, meta)
 	if err == nil {
-		err = s.git.syncObjects()
-	}
-	if err == nil {
 		err = s.writeJournal(next, changes)
+	}
+	if err == nil && s.git.sync {
+		// The objects and the journal reach stable storage before the
+		// branch names the commit.
+		err = syncAll(append(s.git.objectPaths(), s.journalPath(), s.git.gitDir))
 	}
 	if err == nil {
 		err = s.git.advance(head.Hash, next, meta)
@@ -696,9 +701,9 @@ type journal struct {
 	paths  []string
 }
 
-// writeJournal records, durably, that commit is about to become HEAD and
-// which working files it changes. The first line is "commit <hash>", each
-// further line a path.
+// writeJournal records that commit is about to become HEAD and which
+// working files it changes (the caller flushes it). The first line is
+// "commit <hash>", each further line a path.
 func (s *Store) writeJournal(commit plumbing.Hash, changes []change) error {
 	var b strings.Builder
 	b.WriteString("commit " + commit.String() + "\n")
@@ -706,7 +711,7 @@ func (s *Store) writeJournal(commit plumbing.Hash, changes []change) error {
 		b.WriteString(c.Path)
 		b.WriteByte('\n')
 	}
-	if err := writeAtomic(s.journalPath(), []byte(b.String()), s.git.sync); err != nil {
+	if err := writeAtomic(s.journalPath(), []byte(b.String()), false); err != nil {
 		return fmt.Errorf("write the journal: %w", err)
 	}
 	return nil
@@ -779,6 +784,7 @@ func (s *Store) repairWorking() error {
 // replaced by rename, so a concurrent reader sees the old or the new content.
 // A durable store flushes them before the journal that covers them goes.
 func (s *Store) applyWorking(changes []change) error {
+	var written []string // files and directories to flush
 	for _, c := range changes {
 		p := s.abs(c.Path)
 		if c.Delete {
@@ -794,9 +800,14 @@ func (s *Store) applyWorking(changes []change) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := writeAtomic(p, c.Content, s.git.sync); err != nil {
+		if err := writeAtomic(p, c.Content, false); err != nil {
 			return err
 		}
+		written = append(written, p, filepath.Dir(p))
+	}
+	if s.git.sync {
+		slices.Sort(written)
+		return syncAll(slices.Compact(written))
 	}
 	return nil
 }
