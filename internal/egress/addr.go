@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"strconv"
@@ -15,6 +16,7 @@ type Policy struct {
 	cfg      Config
 	allowed  []allowed
 	resolver *net.Resolver
+	adhoc    map[string]bool // credentials added by WithCredentials, not configured
 }
 
 // New compiles c. It fails with c.Validate's error when c is invalid.
@@ -44,17 +46,25 @@ func (p *Policy) WithAllowed(hosts ...string) (*Policy, error) {
 	return New(c)
 }
 
-// WithCredentials returns a copy of p that also defines creds.
+// WithCredentials returns a copy of p that also defines creds: ad-hoc
+// credentials, such as the command line's --header, whose errors do not
+// point at the configuration.
 func (p *Policy) WithCredentials(creds map[string]Credential) (*Policy, error) {
 	c := p.cfg
-	c.Credentials = make(map[string]Credential, len(p.cfg.Credentials)+len(creds))
-	for k, v := range p.cfg.Credentials {
-		c.Credentials[k] = v
+	c.Credentials = maps.Clone(p.cfg.Credentials)
+	if c.Credentials == nil {
+		c.Credentials = map[string]Credential{}
 	}
-	for k, v := range creds {
-		c.Credentials[k] = v
+	maps.Copy(c.Credentials, creds)
+	q, err := New(c)
+	if err != nil {
+		return nil, err
 	}
-	return New(c)
+	q.adhoc = map[string]bool{}
+	for k := range creds {
+		q.adhoc[k] = true
+	}
+	return q, nil
 }
 
 // RefusedError is a target the policy refuses.

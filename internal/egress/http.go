@@ -56,6 +56,9 @@ type NameError struct {
 }
 
 func (e *NameError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("%s %q %s", e.Kind, e.Name, e.Msg)
+	}
 	return fmt.Sprintf("%s %q %s; ask the user to configure it under %s", e.Kind, e.Name, e.Msg, e.Key)
 }
 
@@ -118,7 +121,11 @@ func (p *Policy) credential(name string) (boundCredential, error) {
 	}
 	v, ok := p.cfg.lookupEnv(c.Env)
 	if !ok || v == "" {
-		return boundCredential{}, &NameError{Kind: "credential", Name: name, Msg: "has no secret: its environment variable " + c.Env + " is not set", Key: key + "." + name + ".env"}
+		e := &NameError{Kind: "credential", Name: name, Msg: "has no secret: its environment variable " + c.Env + " is not set", Key: key + "." + name + ".env"}
+		if p.adhoc[name] {
+			e.Key = ""
+		}
+		return boundCredential{}, e
 	}
 	b := boundCredential{header: c.Header, value: c.Prefix + v, allowHTTP: c.AllowHTTP}
 	if b.header == "" {

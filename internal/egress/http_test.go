@@ -7,47 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/selmem/selmem/internal/egress/egresstest"
 )
-
-// recorder is a loopback HTTP server that records what it receives.
-type recorder struct {
-	*httptest.Server
-	mu      sync.Mutex
-	headers []http.Header
-}
-
-func newRecorder(t *testing.T, h http.HandlerFunc) *recorder {
-	t.Helper()
-	r := &recorder{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.headers = append(r.headers, req.Header.Clone())
-		r.mu.Unlock()
-		if h != nil {
-			h(w, req)
-			return
-		}
-		fmt.Fprint(w, "[]")
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *recorder) requests() []http.Header {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]http.Header(nil), r.headers...)
-}
-
-func (r *recorder) port() string {
-	_, p, _ := net.SplitHostPort(r.Listener.Addr().String())
-	return p
-}
 
 func get(t *testing.T, c *http.Client, url string) error {
 	t.Helper()
@@ -70,13 +35,13 @@ func get(t *testing.T, c *http.Client, url string) error {
 // is reached, however it is spelled, and the refusal names the setting.
 // Before package egress, the profiler's client fetched every one of them.
 func TestHTTPClient_DefaultDeny(t *testing.T) {
-	target := newRecorder(t, nil)
-	port := target.port()
-	redirect := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	target := egresstest.NewRecorder(t, nil)
+	port := target.Port()
+	redirect := egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://127.0.0.1:"+port+"/secret", http.StatusFound)
 	})
 	// The redirecting server itself is allowed; where it points is not.
-	p, err := New(Config{Key: "profile", AllowedHosts: []string{"127.0.0.1:" + redirect.port()}})
+	p, err := New(Config{Key: "profile", AllowedHosts: []string{"127.0.0.1:" + redirect.Port()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +69,7 @@ func TestHTTPClient_DefaultDeny(t *testing.T) {
 			}
 		})
 	}
-	if n := len(target.requests()); n != 0 {
+	if n := len(target.Requests()); n != 0 {
 		t.Errorf("the loopback target received %d requests, want none", n)
 	}
 }
@@ -112,8 +77,8 @@ func TestHTTPClient_DefaultDeny(t *testing.T) {
 // TestHTTPClient_Allowed: allowed_hosts lets the named target through, and
 // an allowed target that does not answer gives no detail about why.
 func TestHTTPClient_Allowed(t *testing.T) {
-	target := newRecorder(t, nil)
-	for _, allow := range []string{"127.0.0.1", "127.0.0.1:" + target.port(), "127.0.0.0/8"} {
+	target := egresstest.NewRecorder(t, nil)
+	for _, allow := range []string{"127.0.0.1", "127.0.0.1:" + target.Port(), "127.0.0.0/8"} {
 		p, err := New(Config{AllowedHosts: []string{allow}})
 		if err != nil {
 			t.Fatal(err)
@@ -141,8 +106,8 @@ func TestHTTPClient_Allowed(t *testing.T) {
 
 // TestHTTPClient_Redirects: redirects are capped.
 func TestHTTPClient_Redirects(t *testing.T) {
-	var loop *recorder
-	loop = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	var loop *egresstest.Recorder
+	loop = egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, loop.URL+"/again", http.StatusFound)
 	})
 	p, _ := New(Config{AllowedHosts: []string{"127.0.0.1"}})
@@ -150,7 +115,7 @@ func TestHTTPClient_Redirects(t *testing.T) {
 	if err := get(t, c, loop.URL); err == nil || !strings.Contains(err.Error(), "stopped after 5 redirects") {
 		t.Errorf("redirect loop: %v", err)
 	}
-	if n := len(loop.requests()); n != MaxRedirects+1 {
+	if n := len(loop.Requests()); n != MaxRedirects+1 {
 		t.Errorf("%d requests, want %d", n, MaxRedirects+1)
 	}
 }
@@ -163,9 +128,9 @@ func TestHTTPClient_Redirects(t *testing.T) {
 func TestHTTPClient_Credentials(t *testing.T) {
 	const secret = "s3cret-token"
 	env := map[string]string{"SALES_TOKEN": secret}
-	attacker := newRecorder(t, nil)
-	var api *recorder
-	api = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	attacker := egresstest.NewRecorder(t, nil)
+	var api *egresstest.Recorder
+	api = egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/away" {
 			http.Redirect(w, r, attacker.URL+"/stolen", http.StatusFound)
 			return
@@ -176,8 +141,8 @@ func TestHTTPClient_Credentials(t *testing.T) {
 		Key:          "profile",
 		AllowedHosts: []string{"127.0.0.1"},
 		Credentials: map[string]Credential{
-			"sales": {Env: "SALES_TOKEN", Hosts: []string{"127.0.0.1:" + api.port()}, Prefix: "Bearer ", AllowHTTP: true},
-			"tls":   {Env: "SALES_TOKEN", Hosts: []string{"127.0.0.1:" + api.port()}},
+			"sales": {Env: "SALES_TOKEN", Hosts: []string{"127.0.0.1:" + api.Port()}, Prefix: "Bearer ", AllowHTTP: true},
+			"tls":   {Env: "SALES_TOKEN", Hosts: []string{"127.0.0.1:" + api.Port()}},
 			"unset": {Env: "NOPE", Hosts: []string{"x"}},
 		},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
@@ -192,7 +157,7 @@ func TestHTTPClient_Credentials(t *testing.T) {
 	if err := get(t, c, api.URL+"/items"); err != nil {
 		t.Fatal(err)
 	}
-	if got := api.requests()[0].Get("Authorization"); got != "Bearer "+secret {
+	if got := api.Requests()[0].Get("Authorization"); got != "Bearer "+secret {
 		t.Errorf("bound host got Authorization %q", got)
 	}
 	if err := get(t, c, attacker.URL+"/direct"); err != nil {
@@ -201,10 +166,10 @@ func TestHTTPClient_Credentials(t *testing.T) {
 	if err := get(t, c, api.URL+"/away"); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(attacker.requests()); got != 2 {
+	if got := len(attacker.Requests()); got != 2 {
 		t.Fatalf("attacker got %d requests, want 2", got)
 	}
-	for _, h := range attacker.requests() {
+	for _, h := range attacker.Requests() {
 		for k, v := range h {
 			if strings.Contains(strings.Join(v, ","), secret) {
 				t.Errorf("attacker received the secret in %s", k)
@@ -213,11 +178,11 @@ func TestHTTPClient_Credentials(t *testing.T) {
 	}
 	// An https-only credential is not sent over http.
 	c, _ = p.HTTPClient(&HTTPOptions{Credentials: []string{"tls"}})
-	before := len(api.requests())
+	before := len(api.Requests())
 	if err := get(t, c, api.URL+"/items"); err != nil {
 		t.Fatal(err)
 	}
-	if got := api.requests()[before].Get("Authorization"); got != "" {
+	if got := api.Requests()[before].Get("Authorization"); got != "" {
 		t.Errorf("https-only credential sent over http: %q", got)
 	}
 	for name, want := range map[string]string{
