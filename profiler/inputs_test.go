@@ -114,7 +114,7 @@ func TestSQLSource_SQLite(t *testing.T) {
 		t.Errorf("keys = %s, want %s", got, want)
 	}
 	_, err = Profile(context.Background(), SQLSource{Driver: "postgres", DSN: "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=1", Query: "SELECT 1"}, nil)
-	if err == nil || strings.Contains(err.Error(), "s3cret") {
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "connecting to the database failed") {
 		t.Errorf("postgres error leaks or is nil: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 
 	"github.com/selmem/selmem/internal/egress"
@@ -74,6 +76,11 @@ func (s SQLSource) Open(ctx context.Context) (RecordReader, error) {
 	rows, err := egress.Query(ctx, db, dialect, s.Query, timeout)
 	if err != nil {
 		db.Close()
+		var ce *pgconn.ConnectError
+		if errors.As(err, &ce) {
+			// It names the host, port and user; say only that it failed.
+			return nil, errors.New("profiler: connecting to the database failed; check the connection's DSN and that the server is up")
+		}
 		return nil, fmt.Errorf("profiler: query failed: %s", redact(err, s.DSN))
 	}
 	cols, err := rows.Columns()
