@@ -200,6 +200,8 @@ func TestSourceSpec_Source(t *testing.T) {
 		{"rest credential", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com/v1", Credential: "api"}, mcp, "", "SELMEM_TEST_API_TOKEN is not set"},
 		{"rest unknown credential", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com/v1", Credential: "x"}, mcp, "", `credential "x" is not configured (configured: api)`},
 		{"rest user info", schemas.SourceSpec{Kind: "rest", URL: "https://u:p@api.example.com/v1"}, mcp, "", "user or password"},
+		{"rest ipv6", schemas.SourceSpec{Kind: "rest", URL: "http://[2001:db8::1]:8080/v1"}, mcp, "rest:http://[2001:db8::1]:8080/v1", ""},
+		{"rest ipv6 local", schemas.SourceSpec{Kind: "rest", URL: "http://[::1]/v1", Headers: map[string]string{"X-Key": "SELMEM_TEST_KEY"}}, local, "rest:http://[::1]/v1", ""},
 		{"rest bad url", schemas.SourceSpec{Kind: "rest", URL: "ftp://x"}, mcp, "", "http or https"},
 		{"rest headers refused", schemas.SourceSpec{Kind: "rest", URL: "https://x", Headers: map[string]string{"X-Leak": "SELMEM_TEST_WH_DSN"}}, mcp, "", "headers cannot be given here"},
 		{"rest bad header local", schemas.SourceSpec{Kind: "rest", URL: "https://x", Headers: map[string]string{"Authorization": "Bearer abc"}}, local, "", "environment variable"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -182,7 +183,9 @@ func (s SourceSpec) restSource(a Access, policy *egress.Policy) (profiler.Source
 	}
 	host := u.Hostname()
 	if p := u.Port(); p != "" {
-		host += ":" + p
+		host = net.JoinHostPort(host, p)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
 	}
 	if len(s.Headers) > 0 && !a.Local {
 		return nil, "", invalid("headers cannot be given here.", "Name a credential the user configured (profile.credentials) as credential.")
