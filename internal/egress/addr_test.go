@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -169,9 +170,9 @@ func TestConfig_Validate(t *testing.T) {
 	}
 }
 
-// FuzzPrecheck feeds host spellings to the address check: a host that
-// spells a loopback, private or otherwise refused address in any form must
-// be refused, and nothing may panic.
+// FuzzPrecheck feeds host spellings, alone and inside URLs, to the address
+// check: a host that spells a loopback, private or otherwise refused
+// address in any form must be refused, and nothing may panic.
 func FuzzPrecheck(f *testing.F) {
 	for _, s := range []string{"127.0.0.1", "0x7f.1", "2130706433", "0177.1", "[::1]", "::ffff:127.0.0.1", "64:ff9b::7f00:1",
 		"example.com", "10.0.0.1", "fe80::1%25eth0", "169.254.169.254", "0", "1.2.3.4.5", "0x", "00", "metadata.google.internal."} {
@@ -188,7 +189,15 @@ func FuzzPrecheck(f *testing.F) {
 				t.Fatalf("Precheck(%q) = %s, want %s", host, a, lit)
 			}
 		}
-		// The same host inside a URL must parse to the same decision.
+		// Inside a URL, the host the client would dial gets the same
+		// decision: a refused literal stays refused.
+		if u, err := url.Parse("http://" + host + "/"); err == nil {
+			if lit, ok := literal(canonicalHost(u.Hostname())); ok && classify(lit) != "" {
+				if _, err := p.Precheck(u.Hostname(), urlPort(u)); err == nil {
+					t.Fatalf("Precheck(%q from URL %q) allowed %s", u.Hostname(), u, lit)
+				}
+			}
+		}
 		_, _, _ = parseHostPort(host)
 		_, _ = parseAllowed(host)
 	})
