@@ -4,7 +4,10 @@
 // relationships between sources.
 //
 // Sources (FileSource, SQLSource, RESTSource) are read as Apache Arrow
-// record batches in one streaming pass. Column statistics run in parallel
+// record batches in one streaming pass. SQL and REST sources connect
+// through the outbound policy of package internal/egress: read-only
+// queries, no loopback, private or metadata address unless allowed,
+// credentials only for the hosts they are bound to. Column statistics run in parallel
 // (one goroutine per column job, batches in order, so results are
 // deterministic) with bounded memory: exact value counts up to
 // Options.ExactDistinct distinct values per column, then HyperLogLog,

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/selmem/selmem/internal/egress"
 )
 
 func TestProfile_BadInput(t *testing.T) {
@@ -112,7 +114,7 @@ func TestSQLSource_SQLite(t *testing.T) {
 		t.Errorf("keys = %s, want %s", got, want)
 	}
 	_, err = Profile(context.Background(), SQLSource{Driver: "postgres", DSN: "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=1", Query: "SELECT 1"}, nil)
-	if err == nil || strings.Contains(err.Error(), "s3cret") {
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "connecting to the database failed") {
 		t.Errorf("postgres error leaks or is nil: %v", err)
 	}
 }
@@ -134,9 +136,17 @@ func TestRESTSource(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	t.Setenv("TEST_API_TOKEN", "Bearer tok")
-	tp, err := Profile(context.Background(), RESTSource{URL: srv.URL + "/items", RecordsPath: "data.items",
-		Headers: map[string]string{"Authorization": "TEST_API_TOKEN"}}, nil)
+	t.Setenv("TEST_API_TOKEN", "tok")
+	// The test server is on loopback, which only an allowed_hosts entry
+	// lets through.
+	policy, err := egress.New(egress.Config{AllowedHosts: []string{"127.0.0.1"}, Credentials: map[string]egress.Credential{
+		"api":   {Env: "TEST_API_TOKEN", Hosts: []string{srv.Listener.Addr().String()}, Prefix: "Bearer ", AllowHTTP: true},
+		"unset": {Env: "NOPE_UNSET_VAR", Hosts: []string{"127.0.0.1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), RESTSource{URL: srv.URL + "/items", RecordsPath: "data.items", Policy: policy, Credentials: []string{"api"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +158,12 @@ func TestRESTSource(t *testing.T) {
 		src  RESTSource
 		want string
 	}{
-		{"size limit", RESTSource{URL: srv.URL + "/big", MaxBytes: 1000}, "size limit"},
-		{"timeout", RESTSource{URL: srv.URL + "/slow", Timeout: 200 * time.Millisecond}, "within"},
-		{"missing env", RESTSource{URL: srv.URL + "/items", Headers: map[string]string{"X-Key": "NOPE_UNSET_VAR"}}, "NOPE_UNSET_VAR"},
-		{"bad path", RESTSource{URL: srv.URL + "/items", RecordsPath: "data.rows", Headers: map[string]string{"Authorization": "TEST_API_TOKEN"}}, "no key"},
+		{"size limit", RESTSource{URL: srv.URL + "/big", MaxBytes: 1000, Policy: policy}, "size limit"},
+		{"timeout", RESTSource{URL: srv.URL + "/slow", Timeout: 200 * time.Millisecond, Policy: policy}, "within"},
+		{"missing env", RESTSource{URL: srv.URL + "/items", Policy: policy, Credentials: []string{"unset"}}, "NOPE_UNSET_VAR"},
+		{"bad path", RESTSource{URL: srv.URL + "/items", RecordsPath: "data.rows", Policy: policy, Credentials: []string{"api"}}, "no key"},
+		// Before package egress the profiler fetched loopback URLs.
+		{"loopback by default", RESTSource{URL: srv.URL + "/items"}, "refused: 127.0.0.1 is a loopback address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Profile(context.Background(), tc.src, nil)

@@ -8,24 +8,29 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/selmem/selmem/internal/egress"
 )
 
 // RESTSource GETs a URL returning JSON and profiles the records found at
 // RecordsPath (dot-separated, e.g. "data.items"; empty means the document
 // itself, which must be an array or an object holding one array).
+//
+// The request and its redirects go through Policy: non-public addresses
+// are refused unless allowed, and credentials are attached only to the
+// hosts they are bound to.
 type RESTSource struct {
 	URL         string
 	RecordsPath string
-	// Headers maps a header name to the NAME of an environment variable
-	// holding its value, so secrets stay out of configuration.
-	Headers  map[string]string
-	Timeout  time.Duration // default 30s
-	MaxBytes int64         // default 64 MiB
-	Client   *http.Client  // optional
+	// Policy is the outbound policy; nil is egress.Deny().
+	Policy *egress.Policy
+	// Credentials name the Policy's credentials to attach.
+	Credentials []string
+	Timeout     time.Duration // default 30s
+	MaxBytes    int64         // default 64 MiB
 }
 
 // Open implements Source.
@@ -42,32 +47,24 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("profiler: invalid URL: %w", err)
+		return nil, errors.New("profiler: the URL is not valid")
 	}
 	req.Header.Set("Accept", "application/json")
-	names := make([]string, 0, len(s.Headers))
-	for h := range s.Headers {
-		names = append(names, h)
+	policy := s.Policy
+	if policy == nil {
+		policy = egress.Deny()
 	}
-	sort.Strings(names)
-	for _, h := range names {
-		env := s.Headers[h]
-		v, ok := os.LookupEnv(env)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("profiler: header %s needs environment variable %s, which is not set", h, env)
-		}
-		req.Header.Set(h, v)
-	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
+	client, err := policy.HTTPClient(&egress.HTTPOptions{Credentials: s.Credentials})
+	if err != nil {
+		return nil, fmt.Errorf("profiler: %w", err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		err = egress.Explain(err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("profiler: %s did not answer within %s; raise the timeout or check the endpoint", req.URL.Host, timeout)
 		}
-		return nil, fmt.Errorf("profiler: GET %s failed: %w", req.URL.Host, stripURL(err))
+		return nil, fmt.Errorf("profiler: GET %s: %w", req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -78,7 +75,7 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return nil, fmt.Errorf("profiler: %s did not finish answering within %s; raise the timeout or check the endpoint", req.URL.Host, timeout)
 		}
-		return nil, fmt.Errorf("profiler: reading response: %w", stripURL(err))
+		return nil, fmt.Errorf("profiler: reading the response from %s failed", req.URL.Host)
 	}
 	if int64(len(body)) > maxBytes {
 		return nil, fmt.Errorf("profiler: response from %s exceeds the size limit of %d bytes; raise MaxBytes or narrow the query", req.URL.Host, maxBytes)
@@ -142,17 +139,6 @@ func recordsAt(doc any, path string) ([]any, error) {
 		}
 	}
 	return nil, fmt.Errorf("profiler: records path %q does not lead to an array", path)
-}
-
-// stripURL drops the URL (which may carry query secrets) from url.Error.
-func stripURL(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) {
-		if inner := ue.Unwrap(); inner != nil {
-			return inner
-		}
-	}
-	return err
 }
 
 var _ Source = RESTSource{}

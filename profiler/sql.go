@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -12,52 +13,80 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
-	_ "modernc.org/sqlite"             // registers driver "sqlite"
+
+	"github.com/selmem/selmem/internal/egress"
 )
 
-// SQLSource runs a query and streams its rows. Either DB is set (the
-// caller owns it) or Driver ("postgres"/"pgx" or "sqlite") and DSN.
+// DefaultStatementTimeout bounds a Postgres query of a SQLSource without
+// Timeout.
+const DefaultStatementTimeout = 10 * time.Minute
+
+// SQLSource runs one read-only query (a SELECT, WITH … SELECT or VALUES)
+// and streams its rows. SQLite databases are opened read-only and
+// immutable, behind an authorizer that allows reading only; Postgres
+// queries run in a READ ONLY transaction (see package egress).
 type SQLSource struct {
-	DB     *sql.DB
+	// Driver is "postgres" or "sqlite".
 	Driver string
-	DSN    string
-	Query  string
-	Name   string
+	// DSN is, for postgres, a connection string read as libpq reads it
+	// (PG* environment variables and ~/.pgpass apply): the command line's
+	// mode, where the local user is the principal. For sqlite it is the
+	// database file's path.
+	DSN string
+	// Postgres, instead of DSN, is a configuration built by package
+	// egress from a configured connection.
+	Postgres *pgx.ConnConfig
+	Query    string
+	Name     string
+	// Timeout is Postgres' statement_timeout; 0 is
+	// DefaultStatementTimeout.
+	Timeout time.Duration
 }
 
 // Open implements Source.
 func (s SQLSource) Open(ctx context.Context) (RecordReader, error) {
-	db := s.DB
-	var owned *sql.DB
-	if db == nil {
-		drv := s.Driver
-		switch drv {
-		case "postgres", "postgresql", "pg":
-			drv = "pgx"
-		case "sqlite3":
-			drv = "sqlite"
+	var (
+		db      *sql.DB
+		dialect string
+	)
+	switch s.Driver {
+	case "postgres", "postgresql", "pg", "pgx":
+		dialect = egress.DialectPostgres
+		if s.Postgres != nil {
+			db = egress.OpenPostgres(s.Postgres)
+		} else {
+			var err error
+			if db, err = sql.Open("pgx", s.DSN); err != nil {
+				return nil, fmt.Errorf("profiler: opening database: %s", redact(err, s.DSN))
+			}
 		}
-		if drv != "pgx" && drv != "sqlite" {
-			return nil, fmt.Errorf("profiler: unknown SQL driver %q; use postgres or sqlite", s.Driver)
-		}
-		var err error
-		db, err = sql.Open(drv, s.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("profiler: opening database: %s", redact(err, s.DSN))
-		}
-		owned = db
+	case "sqlite", "sqlite3":
+		dialect = egress.DialectSQLite
+		db = egress.OpenSQLite(s.DSN)
+	default:
+		return nil, fmt.Errorf("profiler: unknown SQL driver %q; use postgres or sqlite", s.Driver)
 	}
-	rows, err := db.QueryContext(ctx, s.Query)
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultStatementTimeout
+	}
+	rows, err := egress.Query(ctx, db, dialect, s.Query, timeout)
 	if err != nil {
-		if owned != nil {
-			owned.Close()
+		db.Close()
+		var ce *pgconn.ConnectError
+		if errors.As(err, &ce) {
+			// It names the host, port and user; say only that it failed.
+			return nil, errors.New("profiler: connecting to the database failed; check the connection's DSN and that the server is up")
 		}
 		return nil, fmt.Errorf("profiler: query failed: %s", redact(err, s.DSN))
 	}
 	cols, err := rows.Columns()
 	if err != nil {
 		rows.Close()
+		db.Close()
 		return nil, fmt.Errorf("profiler: %s", redact(err, s.DSN))
 	}
 	fields := make([]arrow.Field, len(cols))
@@ -72,17 +101,8 @@ func (s SQLSource) Open(ctx context.Context) (RecordReader, error) {
 	if name == "" {
 		name = "query"
 	}
-	return &sqlReader{baseReader: baseReader{name: name, format: "sql", closer: dbCloser{owned}}, rows: rows, dsn: s.DSN,
+	return &sqlReader{baseReader: baseReader{name: name, format: "sql", closer: db}, rows: rows, dsn: s.DSN,
 		schema: arrow.NewSchema(fields, nil)}, nil
-}
-
-type dbCloser struct{ db *sql.DB }
-
-func (d dbCloser) Close() error {
-	if d.db != nil {
-		return d.db.Close()
-	}
-	return nil
 }
 
 // redact removes the DSN and any password in it from an error message.
@@ -108,7 +128,7 @@ func redact(err error, dsn string) string {
 
 type sqlReader struct {
 	baseReader
-	rows   *sql.Rows
+	rows   *egress.Rows
 	dsn    string
 	schema *arrow.Schema
 	rec    arrow.RecordBatch

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
@@ -150,57 +151,73 @@ func TestSourceSpec_Source(t *testing.T) {
 	if err := os.Symlink(out, link); err != nil {
 		t.Fatal(err)
 	}
-	roots := []string{root}
+	t.Setenv("SELMEM_TEST_WH_DSN", "postgres://u:pw@db.internal:5432/wh?sslmode=disable")
+	policy, err := egress.New(egress.Config{Key: "profile",
+		Credentials: map[string]egress.Credential{"api": {Env: "SELMEM_TEST_API_TOKEN", Hosts: []string{"api.example.com"}}},
+		Connections: map[string]egress.Connection{
+			"wh":      {Driver: "postgres", DSNEnv: "SELMEM_TEST_WH_DSN"},
+			"unset":   {Driver: "postgres", DSNEnv: "SELMEM_TEST_UNSET_DSN"},
+			"shop":    {Driver: "sqlite", Path: filepath.Join(root, "customers.csv")},
+			"outside": {Driver: "sqlite", Path: out},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp := schemas.Access{Roots: []string{root}, Policy: policy}
+	local := schemas.Access{Local: true, Policy: policy}
 	for _, tc := range []struct {
-		name  string
-		spec  schemas.SourceSpec
-		roots []string
-		ref   string // want this connector, or
-		err   string // an error mentioning this
+		name string
+		spec schemas.SourceSpec
+		a    schemas.Access
+		ref  string // want this connector, or
+		err  string // an error mentioning this
 	}{
-		{"file in root", schemas.SourceSpec{Kind: "file", Path: in}, roots, "file:customers.csv", ""},
-		{"file outside", schemas.SourceSpec{Kind: "file", Path: out}, roots, "", "outside the data roots"},
-		{"dotdot", schemas.SourceSpec{Kind: "file", Path: root + "/../x.csv"}, roots, "", ".. element"},
-		{"symlink out", schemas.SourceSpec{Kind: "file", Path: link}, roots, "", "outside the data roots"},
-		{"relative", schemas.SourceSpec{Kind: "file", Path: "customers.csv"}, roots, "", "not absolute"},
-		{"missing", schemas.SourceSpec{Kind: "file", Path: filepath.Join(root, "nope.csv")}, roots, "", "does not exist"},
-		{"missing outside", schemas.SourceSpec{Kind: "file", Path: filepath.Join(other, "nope.csv")}, roots, "", "outside the data roots"},
-		{"directory", schemas.SourceSpec{Kind: "file", Path: root}, roots, "", "not a regular file"},
-		{"no roots", schemas.SourceSpec{Kind: "file", Path: in}, nil, "", "profile.data_roots"},
-		{"any file", schemas.SourceSpec{Kind: "file", Path: out}, []string{schemas.AnyFile}, "file:customers.csv", ""},
-		{"unknown kind", schemas.SourceSpec{Kind: "ftp"}, roots, "", `kind "ftp" is not known`},
-		{"sqlite outside", schemas.SourceSpec{Kind: "sql", DSN: filepath.Join(other, "x.db"), Query: "SELECT 1"}, roots, "", "outside the data roots"},
-		{"sql env unset", schemas.SourceSpec{Kind: "sql", DSNEnv: "SELMEM_TEST_UNSET_DSN", Query: "SELECT 1"}, roots, "", "SELMEM_TEST_UNSET_DSN is not set"},
-		{"sql no query", schemas.SourceSpec{Kind: "sql", DSN: "postgres://db/x"}, roots, "", "needs a query"},
-		{"sql postgres", schemas.SourceSpec{Kind: "sql", DSN: "postgres://u:pw@db:5432/x?sslmode=disable", Query: "SELECT 1"}, roots, "sql:postgres://db:5432/x", ""},
-		{"rest", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com:8443/v1/items?key=s3cret"}, roots, "rest:https://api.example.com:8443/v1/items", ""},
-		{"rest bad url", schemas.SourceSpec{Kind: "rest", URL: "ftp://x"}, roots, "", "http or https"},
-		{"rest bad header", schemas.SourceSpec{Kind: "rest", URL: "https://x", Headers: map[string]string{"Authorization": "Bearer abc"}}, roots, "", "environment variable"},
-		{"mixed", schemas.SourceSpec{Kind: "file", Path: in, URL: "https://x"}, roots, "", "takes only a path"},
+		{"file in root", schemas.SourceSpec{Kind: "file", Path: in}, mcp, "file:customers.csv", ""},
+		{"file outside", schemas.SourceSpec{Kind: "file", Path: out}, mcp, "", "outside the data roots"},
+		{"dotdot", schemas.SourceSpec{Kind: "file", Path: root + "/../x.csv"}, mcp, "", ".. element"},
+		{"symlink out", schemas.SourceSpec{Kind: "file", Path: link}, mcp, "", "outside the data roots"},
+		{"relative", schemas.SourceSpec{Kind: "file", Path: "customers.csv"}, mcp, "", "not absolute"},
+		{"missing", schemas.SourceSpec{Kind: "file", Path: filepath.Join(root, "nope.csv")}, mcp, "", "does not exist"},
+		{"missing outside", schemas.SourceSpec{Kind: "file", Path: filepath.Join(other, "nope.csv")}, mcp, "", "outside the data roots"},
+		{"directory", schemas.SourceSpec{Kind: "file", Path: root}, mcp, "", "not a regular file"},
+		{"no roots", schemas.SourceSpec{Kind: "file", Path: in}, schemas.Access{}, "", "profile.data_roots"},
+		{"local any file", schemas.SourceSpec{Kind: "file", Path: out}, local, "file:customers.csv", ""},
+		{"unknown kind", schemas.SourceSpec{Kind: "ftp"}, mcp, "", `kind "ftp" is not known`},
+		{"sqlite path", schemas.SourceSpec{Kind: "sql", Path: in, Query: "SELECT 1"}, mcp, "sql:sqlite:customers.csv", ""},
+		{"sqlite path outside", schemas.SourceSpec{Kind: "sql", Path: filepath.Join(other, "x.db"), Query: "SELECT 1"}, mcp, "", "outside the data roots"},
+		{"connection postgres", schemas.SourceSpec{Kind: "sql", Connection: "wh", Query: "SELECT 1"}, mcp, "sql:connection:wh", ""},
+		{"connection sqlite", schemas.SourceSpec{Kind: "sql", Connection: "shop", Query: "SELECT 1"}, mcp, "sql:connection:shop", ""},
+		{"connection sqlite outside", schemas.SourceSpec{Kind: "sql", Connection: "outside", Query: "SELECT 1"}, mcp, "", "outside the data roots"},
+		{"connection unknown", schemas.SourceSpec{Kind: "sql", Connection: "nope", Query: "SELECT 1"}, mcp, "", `connection "nope" is not configured (configured: outside, shop, unset, wh)`},
+		{"connection env unset", schemas.SourceSpec{Kind: "sql", Connection: "unset", Query: "SELECT 1"}, mcp, "", "SELMEM_TEST_UNSET_DSN is not set"},
+		{"dsn refused", schemas.SourceSpec{Kind: "sql", DSN: "host=127.0.0.1 user=postgres", Query: "SELECT 1"}, mcp, "", "a DSN cannot be given here"},
+		{"dsn local", schemas.SourceSpec{Kind: "sql", DSN: "postgres://u:pw@db:5432/x?sslmode=disable", Query: "SELECT 1"}, local, "sql:postgres://db:5432/x", ""},
+		{"sqlite dsn local", schemas.SourceSpec{Kind: "sql", DSN: out, Query: "SELECT 1"}, local, "sql:sqlite:customers.csv", ""},
+		{"sql nothing", schemas.SourceSpec{Kind: "sql", Query: "SELECT 1"}, mcp, "", "needs connection"},
+		{"sql both", schemas.SourceSpec{Kind: "sql", Connection: "wh", Path: in, Query: "SELECT 1"}, mcp, "", "not both"},
+		{"sql no query", schemas.SourceSpec{Kind: "sql", Connection: "wh"}, mcp, "", "needs a query"},
+		{"rest", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com:8443/v1/items?key=s3cret"}, mcp, "rest:https://api.example.com:8443/v1/items", ""},
+		{"rest credential", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com/v1", Credential: "api"}, mcp, "", "SELMEM_TEST_API_TOKEN is not set"},
+		{"rest unknown credential", schemas.SourceSpec{Kind: "rest", URL: "https://api.example.com/v1", Credential: "x"}, mcp, "", `credential "x" is not configured (configured: api)`},
+		{"rest user info", schemas.SourceSpec{Kind: "rest", URL: "https://u:p@api.example.com/v1"}, mcp, "", "user or password"},
+		{"rest ipv6", schemas.SourceSpec{Kind: "rest", URL: "http://[2001:db8::1]:8080/v1"}, mcp, "rest:http://[2001:db8::1]:8080/v1", ""},
+		{"rest ipv6 local", schemas.SourceSpec{Kind: "rest", URL: "http://[::1]/v1", Headers: map[string]string{"X-Key": "SELMEM_TEST_KEY"}}, local, "rest:http://[::1]/v1", ""},
+		{"rest bad url", schemas.SourceSpec{Kind: "rest", URL: "ftp://x"}, mcp, "", "http or https"},
+		{"rest headers refused", schemas.SourceSpec{Kind: "rest", URL: "https://x", Headers: map[string]string{"X-Leak": "SELMEM_TEST_WH_DSN"}}, mcp, "", "headers cannot be given here"},
+		{"rest bad header local", schemas.SourceSpec{Kind: "rest", URL: "https://x", Headers: map[string]string{"Authorization": "Bearer abc"}}, local, "", "environment variable"},
+		{"mixed", schemas.SourceSpec{Kind: "file", Path: in, URL: "https://x"}, mcp, "", "takes only a path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ref, err := tc.spec.Source(tc.roots)
+			_, ref, err := tc.spec.Source(tc.a)
 			switch {
 			case tc.err == "" && (err != nil || ref != tc.ref):
 				t.Errorf("Source: %q, %v; want %q", ref, err, tc.ref)
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Errorf("Source: %v; want an error mentioning %q", err, tc.err)
 			}
+			if err != nil && strings.Contains(err.Error(), "pw@") {
+				t.Errorf("error leaks a DSN: %v", err)
+			}
 		})
-	}
-}
-
-func TestHasPassword(t *testing.T) {
-	for dsn, want := range map[string]bool{
-		"postgres://u:pw@db/x":                    true,
-		"postgres://u@db/x?password=pw":           true,
-		"host=db user=u password=pw dbname=x":     true,
-		"postgres://u@db/x":                       false,
-		"/data/shop.db":                           false,
-		"host=db user=u dbname=x sslmode=require": false,
-	} {
-		if got := schemas.HasPassword(dsn); got != want {
-			t.Errorf("HasPassword(%q) = %v, want %v", dsn, got, want)
-		}
 	}
 }

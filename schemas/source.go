@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/profiler"
 )
@@ -22,24 +25,42 @@ const (
 	KindREST = "rest"
 )
 
-// AnyFile, given as the only data root, lets a file source name any file
-// the process can read. It is the command line's mode: selmem profile runs
-// as the local user, who may profile any file they can open. A server
-// passes its configured data roots instead.
-const AnyFile = "*"
+// anyFile, given as the only data root, lets a file source name any file
+// the process can read: the command line's mode (Access.Local).
+const anyFile = "*"
 
 // SourceSpec describes a data source to profile, as the command line and
-// the profile_source tool receive it.
+// the profile_source tool receive it. A model names a configured
+// connection or credential; it never gives a DSN, a host of a database or
+// a secret. DSN and Headers are for the command line only (Access.Local).
 type SourceSpec struct {
 	Kind        string            // KindFile, KindSQL or KindREST
-	Path        string            // file: the file (CSV/TSV, JSON, JSON Lines, Parquet, Arrow; optionally .gz)
-	DSN         string            // sql: postgres URL or key=value string, or a SQLite file
-	DSNEnv      string            // sql: instead of DSN, the environment variable holding it
+	Path        string            // file: the file (CSV/TSV, JSON, JSON Lines, Parquet, Arrow; optionally .gz); sql: a SQLite database file
+	Connection  string            // sql: the name of a configured connection (profile.connections)
+	DSN         string            // sql, command line only: a postgres URL or key=value string, or a SQLite file
 	Query       string            // sql: the query whose rows to profile
 	URL         string            // rest: http or https URL answering JSON
 	RecordsPath string            // rest: dot-separated path to the records array, e.g. data.items
-	Headers     map[string]string // rest: header name -> environment variable holding its value
+	Credential  string            // rest: the name of a configured credential (profile.credentials)
+	Headers     map[string]string // rest, command line only: header name -> environment variable holding its value, sent to the URL's host only
 	Timeout     time.Duration     // rest: 0 is the profiler's default (30s)
+}
+
+// Access is what a source may reach.
+type Access struct {
+	// Roots are the directories file and SQLite sources may read: the
+	// path, cleaned and with symbolic links resolved, must lie inside one
+	// of them; relative paths are refused. None allow no file.
+	Roots []string
+	// Policy is the outbound policy, with the configured credentials and
+	// connections; nil is egress.Deny().
+	Policy *egress.Policy
+	// Local is the command line's mode, where the local user is the
+	// principal: any file they can read (relative paths resolved against
+	// the working directory), a literal DSN (libpq's environment applies),
+	// header values from environment variables, and the URL's own host,
+	// which they named, are allowed.
+	Local bool
 }
 
 // invalid is an argument error the caller can show as it is.
@@ -47,22 +68,30 @@ func invalid(msg, hint string) error {
 	return &memstore.Error{Kind: memstore.ErrInvalid, Msg: "Error: " + msg, Hint: hint}
 }
 
+// policyError turns an error of the outbound policy (a name that is not
+// configured, a DSN that cannot be used) into an argument error.
+func policyError(err error) error {
+	return invalid(strings.TrimSuffix(err.Error(), ".")+".", "")
+}
+
 // Source builds the profiler source of s and its connector reference:
 // where the data came from, never a credential (no user, password or
-// query string; for files the base name only).
-//
-// roots are the directories a file source (and a SQLite DSN given
-// literally) may read: the path, cleaned and with symbolic links resolved,
-// must lie inside one of them; relative paths are refused. []string{AnyFile}
-// allows any file and resolves relative paths against the working
-// directory. No roots allow no file. Errors are *memstore.Error values
-// whose text names the argument at fault and what to do; a missing file
-// wraps memstore.ErrNotFound.
-func (s SourceSpec) Source(roots []string) (src profiler.Source, connector string, err error) {
+// query string; for files the base name only; for a connection its name).
+// Errors are *memstore.Error values whose text names the argument at fault
+// and what to do; a missing file wraps memstore.ErrNotFound.
+func (s SourceSpec) Source(a Access) (src profiler.Source, connector string, err error) {
+	roots := a.Roots
+	if a.Local {
+		roots = []string{anyFile}
+	}
+	policy := a.Policy
+	if policy == nil {
+		policy = egress.Deny()
+	}
 	switch s.Kind {
 	case KindFile:
-		if s.DSN != "" || s.DSNEnv != "" || s.Query != "" || s.URL != "" || s.RecordsPath != "" || len(s.Headers) > 0 {
-			return nil, "", invalid("a file source takes only a path.", "Leave out dsn, dsn_env, query, url, records_path and headers.")
+		if s.Connection != "" || s.DSN != "" || s.Query != "" || s.URL != "" || s.RecordsPath != "" || s.Credential != "" || len(s.Headers) > 0 {
+			return nil, "", invalid("a file source takes only a path.", "Leave out connection, query, url, records_path and credential.")
 		}
 		if s.Path == "" {
 			return nil, "", invalid("a file source needs a path.", "Give the path of the file to profile.")
@@ -73,74 +102,129 @@ func (s SourceSpec) Source(roots []string) (src profiler.Source, connector strin
 		}
 		return profiler.FileSource{Path: p}, "file:" + filepath.Base(s.Path), nil
 	case KindSQL:
-		if s.Path != "" || s.URL != "" || s.RecordsPath != "" || len(s.Headers) > 0 {
-			return nil, "", invalid("a sql source takes only dsn or dsn_env, and query.", "Leave out path, url, records_path and headers.")
-		}
-		dsn := s.DSN
-		switch {
-		case s.DSN != "" && s.DSNEnv != "":
-			return nil, "", invalid("give either dsn or dsn_env, not both.", "Prefer dsn_env, the name of the environment variable holding the DSN.")
-		case s.DSNEnv != "":
-			if !validEnvName(s.DSNEnv) {
-				return nil, "", invalid(fmt.Sprintf("dsn_env %q is not an environment variable name.", s.DSNEnv), "Use letters, digits and underscores, e.g. SALES_DB_DSN.")
-			}
-			v, ok := os.LookupEnv(s.DSNEnv)
-			if !ok || v == "" {
-				return nil, "", invalid(fmt.Sprintf("the environment variable %s is not set.", s.DSNEnv), "Ask the user to set it in the environment of selmem to the database's DSN.")
-			}
-			dsn = v
-		case s.DSN == "":
-			return nil, "", invalid("a sql source needs dsn_env (or dsn).", "Give the name of the environment variable holding the DSN as dsn_env.")
-		}
-		if strings.TrimSpace(s.Query) == "" {
-			return nil, "", invalid("a sql source needs a query.", "Give the SELECT whose rows to profile.")
-		}
-		driver, ref := sqlDriver(dsn)
-		if driver == "sqlite" && s.DSNEnv == "" {
-			// A SQLite DSN is a file: it obeys the data roots like one.
-			if _, err := resolveFile(sqlitePath(dsn), roots); err != nil {
-				return nil, "", err
-			}
-		}
-		return profiler.SQLSource{Driver: driver, DSN: dsn, Query: s.Query, Name: "query"}, ref, nil
+		return s.sqlSource(a, roots, policy)
 	case KindREST:
-		if s.Path != "" || s.DSN != "" || s.DSNEnv != "" || s.Query != "" {
-			return nil, "", invalid("a rest source takes only url, records_path and headers.", "Leave out path, dsn, dsn_env and query.")
-		}
-		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", invalid("the url must be an http or https URL.", "Give the full URL of the endpoint, e.g. https://api.example.com/v1/items.")
-		}
-		for h, env := range s.Headers {
-			if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " \t:") || !validEnvName(env) {
-				return nil, "", invalid(fmt.Sprintf("header %q: the value must be the name of the environment variable holding it.", h),
-					"Map each header name to an environment variable name, e.g. {\"Authorization\": \"API_TOKEN\"}.")
-			}
-		}
-		if s.Timeout < 0 {
-			return nil, "", invalid("the timeout must not be negative.", "Leave it out for 30 seconds.")
-		}
-		host := u.Hostname()
-		if p := u.Port(); p != "" {
-			host += ":" + p
-		}
-		ref := "rest:" + (&url.URL{Scheme: u.Scheme, Host: host, Path: u.Path}).String()
-		return profiler.RESTSource{URL: s.URL, RecordsPath: s.RecordsPath, Headers: s.Headers, Timeout: s.Timeout}, ref, nil
+		return s.restSource(a, policy)
 	}
 	return nil, "", invalid(fmt.Sprintf("source kind %q is not known.", s.Kind), "Use kind file, sql or rest.")
 }
 
-// validEnvName reports whether v looks like an environment variable name.
-func validEnvName(v string) bool {
-	if v == "" {
-		return false
+func (s SourceSpec) sqlSource(a Access, roots []string, policy *egress.Policy) (profiler.Source, string, error) {
+	if s.URL != "" || s.RecordsPath != "" || s.Credential != "" || len(s.Headers) > 0 {
+		return nil, "", invalid("a sql source takes only connection (or path), and query.", "Leave out url, records_path and credential.")
 	}
-	for i, c := range v {
-		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9') {
-			return false
+	given := 0
+	for _, v := range []string{s.Path, s.Connection, s.DSN} {
+		if v != "" {
+			given++
 		}
 	}
-	return true
+	switch {
+	case s.DSN != "" && !a.Local:
+		return nil, "", invalid("a DSN cannot be given here.", "Name a connection the user configured (profile.connections) as connection.")
+	case given > 1:
+		return nil, "", invalid("give one of connection or path, not both.", "connection names a configured database; path is a SQLite file inside the data roots.")
+	case given == 0:
+		return nil, "", invalid("a sql source needs connection, the name of a configured database (or path, a SQLite file).",
+			"Ask the user to configure the database under profile.connections (driver postgres with dsn_env, or sqlite with path) and pass its name.")
+	case strings.TrimSpace(s.Query) == "":
+		return nil, "", invalid("a sql source needs a query.", "Give the SELECT whose rows to profile.")
+	}
+	switch {
+	case s.Path != "":
+		p, err := resolveFile(s.Path, roots)
+		if err != nil {
+			return nil, "", err
+		}
+		return profiler.SQLSource{Driver: egress.DriverSQLite, DSN: p, Query: s.Query, Name: "query"}, "sql:sqlite:" + filepath.Base(p), nil
+	case s.Connection != "":
+		c, err := policy.Connection(s.Connection)
+		if err != nil {
+			return nil, "", policyError(err)
+		}
+		ref := "sql:connection:" + s.Connection
+		if c.Driver == egress.DriverSQLite {
+			p, err := resolveFile(c.Path, roots)
+			if err != nil {
+				return nil, "", err
+			}
+			return profiler.SQLSource{Driver: egress.DriverSQLite, DSN: p, Query: s.Query, Name: "query"}, ref, nil
+		}
+		cfg, err := policy.Postgres(s.Connection)
+		if err != nil {
+			return nil, "", policyError(err)
+		}
+		return profiler.SQLSource{Driver: egress.DriverPostgres, Postgres: cfg, Query: s.Query, Name: "query"}, ref, nil
+	}
+	driver, ref := sqlDriver(s.DSN)
+	dsn := s.DSN
+	if driver == egress.DriverSQLite {
+		dsn = sqlitePath(dsn)
+		if _, err := resolveFile(dsn, roots); err != nil {
+			return nil, "", err
+		}
+	}
+	return profiler.SQLSource{Driver: driver, DSN: dsn, Query: s.Query, Name: "query"}, ref, nil
+}
+
+func (s SourceSpec) restSource(a Access, policy *egress.Policy) (profiler.Source, string, error) {
+	if s.Path != "" || s.Connection != "" || s.DSN != "" || s.Query != "" {
+		return nil, "", invalid("a rest source takes only url, records_path and credential.", "Leave out path, connection and query.")
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", invalid("the url must be an http or https URL.", "Give the full URL of the endpoint, e.g. https://api.example.com/v1/items.")
+	}
+	if u.User != nil {
+		return nil, "", invalid("the url must not hold a user or password.", "Name a credential the user configured (profile.credentials) as credential.")
+	}
+	if s.Timeout < 0 {
+		return nil, "", invalid("the timeout must not be negative.", "Leave it out for 30 seconds.")
+	}
+	host := u.Hostname()
+	if p := u.Port(); p != "" {
+		host = net.JoinHostPort(host, p)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if len(s.Headers) > 0 && !a.Local {
+		return nil, "", invalid("headers cannot be given here.", "Name a credential the user configured (profile.credentials) as credential.")
+	}
+	var creds []string
+	if s.Credential != "" {
+		creds = append(creds, s.Credential)
+	}
+	if a.Local {
+		// The user named this host: it is allowed, and header values
+		// from their environment go to it alone.
+		if policy, err = policy.WithAllowed(host); err != nil {
+			return nil, "", invalid("the url's host is not valid.", "Give the full URL of the endpoint.")
+		}
+		adhoc := map[string]egress.Credential{}
+		for i, h := range slices.Sorted(maps.Keys(s.Headers)) {
+			env := s.Headers[h]
+			if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " \t:") || !egress.IsEnvName(env) {
+				return nil, "", invalid(fmt.Sprintf("header %q: the value must be the name of the environment variable holding it.", h),
+					"Map each header name to an environment variable name, e.g. {\"Authorization\": \"API_TOKEN\"}.")
+			}
+			name := fmt.Sprintf("header-%d", i+1)
+			adhoc[name] = egress.Credential{Env: env, Hosts: []string{host}, Header: h, AllowHTTP: true}
+			creds = append(creds, name)
+		}
+		if len(adhoc) > 0 {
+			if policy, err = policy.WithCredentials(adhoc); err != nil {
+				return nil, "", invalid("a header is not valid: "+err.Error()+".", "Give headers as 'Name: ENV_VAR'.")
+			}
+		}
+	}
+	if s.Credential != "" {
+		// Fail now, before any request, for a name that is not configured.
+		if _, err := policy.HTTPClient(&egress.HTTPOptions{Credentials: []string{s.Credential}}); err != nil {
+			return nil, "", policyError(err)
+		}
+	}
+	ref := "rest:" + (&url.URL{Scheme: u.Scheme, Host: host, Path: u.Path}).String()
+	return profiler.RESTSource{URL: s.URL, RecordsPath: s.RecordsPath, Policy: policy, Credentials: creds, Timeout: s.Timeout}, ref, nil
 }
 
 // resolveFile returns the real path of the file p after checking that it
@@ -148,7 +232,7 @@ func validEnvName(v string) bool {
 // root is refused before its existence is checked, so the answer says
 // nothing about files outside the roots.
 func resolveFile(p string, roots []string) (string, error) {
-	anyFile := len(roots) == 1 && roots[0] == AnyFile
+	anyFile := len(roots) == 1 && roots[0] == anyFile
 	switch {
 	case len(roots) == 0:
 		return "", invalid("file sources are disabled: no data roots are configured.",
@@ -222,9 +306,9 @@ func sqlDriver(dsn string) (driver, ref string) {
 		return "postgres", "sql:" + (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	}
 	if strings.Contains(dsn, "=") && !strings.HasPrefix(dsn, "file:") {
-		return "postgres", "sql:postgres"
+		return egress.DriverPostgres, "sql:postgres"
 	}
-	return "sqlite", "sql:sqlite:" + filepath.Base(sqlitePath(dsn))
+	return egress.DriverSQLite, "sql:sqlite:" + filepath.Base(sqlitePath(dsn))
 }
 
 // sqlitePath is the file of a SQLite DSN (sqlite:, file: and ?params stripped).
@@ -234,23 +318,4 @@ func sqlitePath(dsn string) string {
 		p = p[:i]
 	}
 	return p
-}
-
-// HasPassword reports whether a DSN holds a password: the password of a
-// URL's user information or a password= key.
-func HasPassword(dsn string) bool {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			return true
-		}
-	}
-	if u, err := url.Parse(dsn); err == nil && u.Query().Has("password") {
-		return true
-	}
-	for _, kv := range strings.Fields(dsn) {
-		if strings.HasPrefix(strings.ToLower(kv), "password=") {
-			return true
-		}
-	}
-	return false
 }

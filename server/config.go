@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/selmem/selmem/internal/egress"
 )
 
 // Config is selmem's effective configuration. cmd fills it from the config
@@ -35,6 +37,22 @@ type ProfileConfig struct {
 	// SELMEM_PROFILE_DATA_ROOTS, comma-separated. Empty: no file can be
 	// profiled through MCP. The command line reads any file its user names.
 	DataRoots []string `mapstructure:"data_roots" yaml:"data_roots"`
+	// AllowedHosts lifts the outbound address check (loopback, private,
+	// link-local, metadata, … are refused) for the targets it names:
+	// "host", "host:port", an IP address (with or without a port) or a
+	// CIDR prefix; env SELMEM_PROFILE_ALLOWED_HOSTS, comma-separated.
+	AllowedHosts []string `mapstructure:"allowed_hosts" yaml:"allowed_hosts"`
+	// Credentials are the secrets profile_source may send, by name, each
+	// to the hosts it is bound to; env SELMEM_PROFILE_CREDENTIALS, JSON.
+	Credentials map[string]egress.Credential `mapstructure:"credentials" yaml:"credentials"`
+	// Connections are the databases profile_source may query, by name;
+	// env SELMEM_PROFILE_CONNECTIONS, JSON.
+	Connections map[string]egress.Connection `mapstructure:"connections" yaml:"connections"`
+}
+
+// Egress is the outbound policy configuration of the profile settings.
+func (p ProfileConfig) Egress() egress.Config {
+	return egress.Config{Key: "profile", AllowedHosts: p.AllowedHosts, Credentials: p.Credentials, Connections: p.Connections}
 }
 
 // HTTPConfig configures `selmem serve` over streamable HTTP.
@@ -160,6 +178,9 @@ func (c Config) Validate() error {
 		if !filepath.IsAbs(r) {
 			bad("profile.data_roots", "%q is not an absolute path", r)
 		}
+	}
+	if err := c.Profile.Egress().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

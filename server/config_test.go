@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"github.com/selmem/selmem/internal/egress"
 )
 
 func TestConfig_Validate(t *testing.T) {
@@ -34,6 +36,18 @@ func TestConfig_Validate(t *testing.T) {
 		}, "embedder.dim:"},
 		{"data roots relative", func(c *Config) { c.Profile.DataRoots = []string{"/srv/data", "data"} }, "profile.data_roots:"},
 		{"data roots ok", func(c *Config) { c.Profile.DataRoots = []string{"/srv/data"} }, ""},
+		{"allowed hosts", func(c *Config) { c.Profile.AllowedHosts = []string{"10.0.0.0/8", "http://x/"} }, "profile.allowed_hosts[1]:"},
+		{"credential hosts", func(c *Config) {
+			c.Profile.Credentials = map[string]egress.Credential{"sales": {Env: "SALES_TOKEN"}}
+		}, "profile.credentials.sales.hosts:"},
+		{"connection driver", func(c *Config) {
+			c.Profile.Connections = map[string]egress.Connection{"wh": {Driver: "oracle"}}
+		}, "profile.connections.wh.driver:"},
+		{"egress ok", func(c *Config) {
+			c.Profile.AllowedHosts = []string{"db.internal:5432"}
+			c.Profile.Credentials = map[string]egress.Credential{"sales": {Env: "SALES_TOKEN", Hosts: []string{"api.example.com"}}}
+			c.Profile.Connections = map[string]egress.Connection{"wh": {Driver: "postgres", DSNEnv: "WH_DSN"}}
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

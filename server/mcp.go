@@ -5,6 +5,7 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/resources"
 	"github.com/selmem/selmem/tools"
@@ -88,12 +89,20 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithResourceRecovery(),
 	)
 	reg := resources.Register(srv, store, &resources.Options{Logger: log})
+	policy, err := egress.New(cfg.Profile.Egress())
+	if err != nil {
+		// Validate reports it at start-up; refuse everything rather than
+		// run with a policy that was not meant.
+		log.Error("profile outbound policy is invalid; nothing non-public is allowed", logKeyErr, err)
+		policy = egress.Deny()
+	}
 	tools.Register(srv, store, &tools.Options{
 		Author:        cfg.Author,
 		DefaultSource: DefaultSource(o.Transport),
 		Logger:        log,
 		Changed:       reg.Changed,
 		DataRoots:     cfg.Profile.DataRoots,
+		Egress:        policy,
 	})
 	return srv
 }

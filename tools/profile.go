@@ -23,11 +23,6 @@ const NameProfileSource = "profile_source"
 const (
 	// MaxProfileTimeout caps source.timeout_seconds.
 	MaxProfileTimeout = 300
-	// ProfileEnvPrefix starts the name of every environment variable
-	// profile_source may read (dsn_env, header values): a model names
-	// them, so it must not be able to name any secret of the server's
-	// environment and send it to a URL of its choosing.
-	ProfileEnvPrefix = "SELMEM_PROFILE_"
 	// progressInterval is the shortest time between two progress
 	// notifications of one call.
 	progressInterval = 250 * time.Millisecond
@@ -43,15 +38,14 @@ type ProfileSourceArgs struct {
 
 // SourceArgs describe the source profile_source reads.
 type SourceArgs struct {
-	Kind           string            `json:"kind" jsonschema:"file, sql or rest."`
-	Path           string            `json:"path,omitempty" jsonschema:"file: absolute path of a CSV/TSV, JSON, JSON Lines, Parquet or Arrow file (optionally .gz), inside the server's data roots."`
-	DSNEnv         string            `json:"dsn_env,omitempty" jsonschema:"sql: name of the environment variable, starting with SELMEM_PROFILE_, that holds the database's DSN (postgres://… or a SQLite file). Prefer it to dsn: the credentials never pass through you."`
-	DSN            string            `json:"dsn,omitempty" jsonschema:"sql: a DSN without credentials, e.g. a SQLite file inside the data roots. A DSN holding a password is refused: use dsn_env."`
-	Query          string            `json:"query,omitempty" jsonschema:"sql: the SELECT whose rows to profile."`
-	URL            string            `json:"url,omitempty" jsonschema:"rest: http or https URL answering JSON to a GET."`
-	RecordsPath    string            `json:"records_path,omitempty" jsonschema:"rest: dot-separated path to the records array in the response, e.g. data.items; default the document itself."`
-	Headers        map[string]string `json:"headers,omitempty" jsonschema:"rest: request headers, each mapped to the NAME of the environment variable (starting with SELMEM_PROFILE_) that holds its value, e.g. {\"Authorization\": \"SELMEM_PROFILE_API_TOKEN\"}."`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"rest: seconds to wait for the endpoint, 1 to 300; default 30."`
+	Kind           string `json:"kind" jsonschema:"file, sql or rest."`
+	Path           string `json:"path,omitempty" jsonschema:"file: absolute path of a CSV/TSV, JSON, JSON Lines, Parquet or Arrow file (optionally .gz), inside the server's data roots. sql: instead of connection, a SQLite database file inside the data roots."`
+	Connection     string `json:"connection,omitempty" jsonschema:"sql: name of a database connection the user configured in selmem (profile.connections), e.g. sales. You never give a DSN, host or password: if no suitable connection exists, ask the user to configure one."`
+	Query          string `json:"query,omitempty" jsonschema:"sql: one read-only SELECT (or WITH … SELECT) whose rows to profile; anything that writes is refused."`
+	URL            string `json:"url,omitempty" jsonschema:"rest: http or https URL answering JSON to a GET. Loopback, private and cloud metadata addresses are refused unless the user allowed them (profile.allowed_hosts)."`
+	RecordsPath    string `json:"records_path,omitempty" jsonschema:"rest: dot-separated path to the records array in the response, e.g. data.items; default the document itself."`
+	Credential     string `json:"credential,omitempty" jsonschema:"rest: name of a credential the user configured in selmem (profile.credentials), e.g. sales-api; it is sent only to the hosts the user bound it to. You never handle the secret: if the endpoint needs one that is not configured, ask the user to configure it."`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"rest: seconds to wait for the endpoint, 1 to 300; default 30."`
 }
 
 // ProfileRelationship is one candidate join of profile_source's output.
@@ -79,7 +73,9 @@ func (h *handlers) profileTools() []server.ServerTool {
 			mcp.WithDescription("Profile a data source — a CSV/TSV/JSON/Parquet/Arrow file, the rows of a SQL query, or the JSON records of a REST endpoint — "+
 				"into a compact statistical schema (types, nulls, distinct counts, ranges, top values, keys; never the raw data), "+
 				"stored as /memories/workspaces/{workspace}/schemas/{name}.md, and recompute the workspace's schemas/relationships.md (candidate join keys). "+
-				"Returns the rendered profile. Profiling the same data again changes nothing."),
+				"Returns the rendered profile. Profiling the same data again changes nothing. "+
+				"SQL queries are read-only (one SELECT). Databases and secrets are named, never given: a sql source names a connection and a rest source a credential the user configured in selmem; "+
+				"when the one needed is missing, ask the user to configure it (profile.connections, profile.credentials) rather than asking for a password or DSN."),
 			mcp.WithInputSchema[ProfileSourceArgs](),
 			withSchema(map[string]map[string]any{
 				"source.kind":            {"enum": []string{schemas.KindFile, schemas.KindSQL, schemas.KindREST}},
@@ -109,31 +105,13 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	if s.TimeoutSeconds < 0 || s.TimeoutSeconds > MaxProfileTimeout {
 		return mcp.NewToolResultError(fmt.Sprintf("Error: source.timeout_seconds %d is out of range. Use 1 to %d, or leave it out for 30.", s.TimeoutSeconds, MaxProfileTimeout))
 	}
-	if s.DSN != "" && schemas.HasPassword(s.DSN) {
-		// Do not echo the DSN: it holds a secret.
-		return mcp.NewToolResultError("Error: source.dsn holds a password, and credentials must not pass through the conversation. " +
-			"Ask the user to put the DSN in an environment variable of the selmem server named " + ProfileEnvPrefix + "… and pass that name as source.dsn_env.")
-	}
-	if s.DSNEnv != "" && !strings.HasPrefix(s.DSNEnv, ProfileEnvPrefix) {
-		return mcp.NewToolResultError(fmt.Sprintf("Error: source.dsn_env %q does not start with %s; profile_source reads only such variables. "+
-			"Ask the user to set %s<NAME> in selmem's environment to the DSN and pass that name.", s.DSNEnv, ProfileEnvPrefix, ProfileEnvPrefix))
-	}
-	for name, env := range s.Headers {
-		if !strings.HasPrefix(env, ProfileEnvPrefix) {
-			return mcp.NewToolResultError(fmt.Sprintf("Error: source.headers[%q] names %q, which does not start with %s; header values are read only from such variables. "+
-				"Ask the user to set %s<NAME> in selmem's environment and pass that name.", name, env, ProfileEnvPrefix, ProfileEnvPrefix))
-		}
-	}
 	spec := schemas.SourceSpec{
-		Kind: s.Kind, Path: s.Path, DSN: s.DSN, DSNEnv: s.DSNEnv, Query: s.Query,
-		URL: s.URL, RecordsPath: s.RecordsPath, Headers: s.Headers,
+		Kind: s.Kind, Path: s.Path, Connection: s.Connection, Query: s.Query,
+		URL: s.URL, RecordsPath: s.RecordsPath, Credential: s.Credential,
 		Timeout: time.Duration(s.TimeoutSeconds) * time.Second,
 	}
-	roots := h.opts.DataRoots
-	if roots == nil {
-		roots = []string{} // never schemas.AnyFile: the model is not the local user
-	}
-	src, connector, err := spec.Source(roots)
+	// Never Local: the model is not the local user.
+	src, connector, err := spec.Source(schemas.Access{Roots: h.opts.DataRoots, Policy: h.opts.Egress})
 	if err != nil {
 		return h.fail(NameProfileSource, err)
 	}

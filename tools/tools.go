@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/gate"
 )
@@ -43,6 +44,10 @@ type Options struct {
 	// DataRoots are the directories profile_source may read files (and
 	// SQLite databases) from; none refuses file sources.
 	DataRoots []string
+	// Egress is the outbound policy of profile_source, with the
+	// credentials and connections a model may name; nil allows no
+	// non-public address and names nothing.
+	Egress *egress.Policy
 }
 
 // handlers holds the tools' dependencies.

@@ -130,3 +130,71 @@ func TestCLI_ConfigSources(t *testing.T) {
 		t.Errorf("bad log level: exit %d, stderr %q; want exit 1 naming log.level", code, stderr)
 	}
 }
+
+// TestCLI_ConfigProfileEgress: the outbound policy settings come from the
+// config file or, as JSON and comma lists, from the environment; selmem
+// config prints them (they hold only the names of environment variables),
+// and a wrong one is reported by its key.
+func TestCLI_ConfigProfileEgress(t *testing.T) {
+	home := t.TempDir()
+	yml := `profile:
+  allowed_hosts: [db.internal, "127.0.0.1:8080", 10.0.0.0/8]
+  credentials:
+    sales-api:
+      env: SELMEM_PROFILE_SALES_TOKEN
+      hosts: [api.example.com]
+      prefix: "Bearer "
+  connections:
+    warehouse:
+      driver: postgres
+      dsn_env: SELMEM_PROFILE_WAREHOUSE_DSN
+    shop:
+      driver: sqlite
+      path: /srv/data/shop.db
+`
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SELMEM_PROFILE_SALES_TOKEN", "s3cret-token")
+	code, stdout, stderr := cli(t, home, "", "config")
+	if code != exitOK {
+		t.Fatalf("config: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"allowed_hosts:\n    - db.internal\n    - 127.0.0.1:8080\n    - 10.0.0.0/8\n",
+		"sales-api:\n      env: SELMEM_PROFILE_SALES_TOKEN\n      hosts:\n        - api.example.com\n      prefix: 'Bearer '\n",
+		"warehouse:\n      driver: postgres\n      dsn_env: SELMEM_PROFILE_WAREHOUSE_DSN\n", "path: /srv/data/shop.db"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("config output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "s3cret") {
+		t.Errorf("config printed a secret:\n%s", stdout)
+	}
+
+	env := t.TempDir()
+	t.Setenv("SELMEM_PROFILE_ALLOWED_HOSTS", "localhost:9000,[::1]")
+	t.Setenv("SELMEM_PROFILE_CREDENTIALS", `{"gh": {"env": "GH_TOKEN", "hosts": ["api.github.com"], "header": "Authorization", "prefix": "token "}}`)
+	t.Setenv("SELMEM_PROFILE_CONNECTIONS", `{"wh": {"driver": "postgres", "dsn_env": "WH_DSN"}}`)
+	code, stdout, stderr = cli(t, env, "", "config")
+	if code != exitOK {
+		t.Fatalf("config from env: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"- localhost:9000\n    - '[::1]'", "gh:\n      env: GH_TOKEN", "wh:\n      driver: postgres\n      dsn_env: WH_DSN"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("config from env lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, tc := range []struct{ key, value, want string }{
+		{"SELMEM_PROFILE_CREDENTIALS", `{"gh": {"env": "GH_TOKEN"}}`, "profile.credentials.gh.hosts"},
+		{"SELMEM_PROFILE_CREDENTIALS", `not json`, "not a JSON object"},
+		{"SELMEM_PROFILE_CONNECTIONS", `{"wh": {"driver": "mysql"}}`, "profile.connections.wh.driver"},
+		{"SELMEM_PROFILE_ALLOWED_HOSTS", "10.0.0.0/99", "profile.allowed_hosts[0]"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Setenv(tc.key, tc.value)
+			if code, _, stderr := cli(t, env, "", "config"); code != exitFailed || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s=%s: exit %d, stderr %q; want exit 1 naming %s", tc.key, tc.value, code, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
@@ -21,6 +22,8 @@ import (
 // profileFlags are the options of selmem profile.
 type profileFlags struct {
 	sql, url, recordsPath string
+	connection            string
+	credential            string
 	headers               []string
 	budget                int
 	asJSON                bool
@@ -31,13 +34,16 @@ type profileFlags struct {
 func (a *app) profileCommand() *cobra.Command {
 	var f profileFlags
 	cmd := &cobra.Command{
-		Use:   "profile FILE | --sql DSN QUERY | --url URL",
+		Use:   "profile FILE | --sql DSN QUERY | --connection NAME QUERY | --url URL",
 		Short: "Profile a data source; print the profile or store it as a workspace schema",
 		Long: `Profile a data source in one streaming pass: a CSV/TSV, JSON, JSON Lines,
 Parquet or Arrow file (optionally gzip-compressed), the rows of a SQL query
-(--sql postgres://... or a SQLite file), or the JSON records of a REST
-endpoint (--url, with --records-path and --header 'Name: ENV_VAR' whose
-value is read from the environment variable).
+(--sql postgres://... or a SQLite file, or --connection NAME, a connection
+configured under profile.connections), or the JSON records of a REST
+endpoint (--url, with --records-path, --credential NAME configured under
+profile.credentials, or --header 'Name: ENV_VAR' whose value is read from
+the environment variable and sent to the URL's host only). Queries are
+read-only: one SELECT, WITH … SELECT or VALUES.
 
 Without --workspace the markdown profile (or the JSON profile with --json) is
 printed. With --workspace W --name N it is written to
@@ -45,20 +51,29 @@ printed. With --workspace W --name N it is written to
 schemas/relationships.md is recomputed from all profiles of the workspace,
 all in one commit; unchanged files are not rewritten.
 
-selmem profile runs as you: it reads any file you name. (The MCP tool
-profile_source reads files only under profile.data_roots.)`,
+selmem profile runs as you: it reads any file you name and reaches the host
+of the URL you give even when it is private (a redirect elsewhere still
+obeys profile.allowed_hosts). (The MCP tool profile_source reads files only
+under profile.data_roots, and names connections and credentials only.)`,
 		Args: args(func(cmd *cobra.Command, argv []string) error {
+			const one = "give one source: FILE, --sql DSN QUERY, --connection NAME QUERY or --url URL"
+			sources := 0
+			for _, v := range []string{f.sql, f.connection, f.url} {
+				if v != "" {
+					sources++
+				}
+			}
 			switch {
-			case f.sql != "" && f.url != "":
-				return errors.New("give one source: FILE, --sql DSN QUERY or --url URL")
-			case f.sql != "" && len(argv) != 1:
-				return errors.New("--sql DSN needs the QUERY as the only argument")
+			case sources > 1:
+				return errors.New(one)
+			case (f.sql != "" || f.connection != "") && len(argv) != 1:
+				return errors.New("--sql DSN and --connection NAME need the QUERY as the only argument")
 			case f.url != "" && len(argv) != 0:
 				return errors.New("--url URL takes no FILE argument")
-			case f.sql == "" && f.url == "" && len(argv) != 1:
-				return errors.New("give one source: FILE, --sql DSN QUERY or --url URL")
-			case (f.recordsPath != "" || len(f.headers) > 0) && f.url == "":
-				return errors.New("--records-path and --header apply to --url only")
+			case sources == 0 && len(argv) != 1:
+				return errors.New(one)
+			case (f.recordsPath != "" || len(f.headers) > 0 || f.credential != "") && f.url == "":
+				return errors.New("--records-path, --credential and --header apply to --url only")
 			}
 			for _, h := range f.headers {
 				name, env, ok := strings.Cut(h, ":")
@@ -87,7 +102,11 @@ profile_source reads files only under profile.data_roots.)`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			src, connector, err := f.spec(argv).Source([]string{schemas.AnyFile})
+			policy, err := egress.New(a.cfg.Profile.Egress())
+			if err != nil {
+				return err
+			}
+			src, connector, err := f.spec(argv).Source(schemas.Access{Local: true, Policy: policy})
 			if errors.Is(err, memstore.ErrNotFound) {
 				return err
 			}
@@ -120,9 +139,11 @@ profile_source reads files only under profile.data_roots.)`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.sql, "sql", "", "profile the rows of QUERY on the database DSN (postgres://... , or a SQLite file)")
+	fl.StringVar(&f.connection, "connection", "", "profile the rows of QUERY on the connection NAME configured under profile.connections")
 	fl.StringVar(&f.url, "url", "", "profile the JSON records of a REST endpoint (GET)")
+	fl.StringVar(&f.credential, "credential", "", "send the credential NAME configured under profile.credentials with --url (to its bound hosts only)")
 	fl.StringVar(&f.recordsPath, "records-path", "", "dot-separated path to the records array in the --url response, e.g. data.items")
-	fl.StringArrayVar(&f.headers, "header", nil, "request header 'Name: ENV_VAR' for --url; the value is read from ENV_VAR (repeatable)")
+	fl.StringArrayVar(&f.headers, "header", nil, "request header 'Name: ENV_VAR' for --url; the value is read from ENV_VAR and sent to the URL's host only (repeatable)")
 	fl.IntVar(&f.budget, "budget", 0, "token budget of the markdown profile (0: 60 + 32 per column, at most 2700)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the full profile as JSON instead of markdown")
 	fl.StringVar(&f.workspace, "workspace", "", "store the profile in this workspace (with --name)")
@@ -138,11 +159,13 @@ func flagError(flag string, err error) error {
 
 // spec describes the source the flags and arguments name. The command line
 // runs as the local user, so a file source may be any file they can read
-// (schemas.AnyFile) and a DSN may be given literally.
+// and a DSN may be given literally (schemas.Access.Local).
 func (f *profileFlags) spec(argv []string) schemas.SourceSpec {
 	switch {
 	case f.sql != "":
 		return schemas.SourceSpec{Kind: schemas.KindSQL, DSN: f.sql, Query: argv[0]}
+	case f.connection != "":
+		return schemas.SourceSpec{Kind: schemas.KindSQL, Connection: f.connection, Query: argv[0]}
 	case f.url != "":
 		var headers map[string]string
 		for _, h := range f.headers {
@@ -152,7 +175,7 @@ func (f *profileFlags) spec(argv []string) schemas.SourceSpec {
 			}
 			headers[strings.TrimSpace(name)] = strings.TrimSpace(env)
 		}
-		return schemas.SourceSpec{Kind: schemas.KindREST, URL: f.url, RecordsPath: f.recordsPath, Headers: headers}
+		return schemas.SourceSpec{Kind: schemas.KindREST, URL: f.url, RecordsPath: f.recordsPath, Headers: headers, Credential: f.credential}
 	}
 	return schemas.SourceSpec{Kind: schemas.KindFile, Path: argv[0]}
 }

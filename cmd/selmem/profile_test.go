@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/selmem/selmem/internal/egress/egresstest"
 	"github.com/selmem/selmem/profiler"
 )
 
@@ -166,12 +167,15 @@ func TestCLI_Profile(t *testing.T) {
 	}
 }
 
-func TestCLI_ProfileSources(t *testing.T) {
-	home := t.TempDir()
+// initWithShop initialises a selmem home and writes a SQLite database
+// with table p of 3 rows; it returns both paths.
+func initWithShop(t *testing.T) (home, dbPath string) {
+	t.Helper()
+	home = t.TempDir()
 	if code, _, stderr := cli(t, home, "", "init"); code != exitOK {
 		t.Fatalf("init: exit %d: %s", code, stderr)
 	}
-	dbPath := filepath.Join(t.TempDir(), "shop.db")
+	dbPath = filepath.Join(t.TempDir(), "shop.db")
 	db, err := sql.Open("sqlite", dbPath)
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +184,11 @@ func TestCLI_ProfileSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	return home, dbPath
+}
+
+func TestCLI_ProfileSources(t *testing.T) {
+	home, dbPath := initWithShop(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t0ken-value" {
 			http.Error(w, "no", http.StatusUnauthorized)
@@ -232,5 +241,55 @@ func TestCLI_ProfileSources(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q (stdout %q)", code, stderr, tc.code, tc.want, stdout)
 			}
 		})
+	}
+}
+
+// TestCLI_ProfileNamed profiles a configured connection and sends a
+// configured credential, and shows that the host the user names is
+// reached while a redirect from it to another loopback port is refused.
+func TestCLI_ProfileNamed(t *testing.T) {
+	home, dbPath := initWithShop(t)
+	other := egresstest.NewRecorder(t, nil)
+	api := egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, other.URL, http.StatusFound)
+			return
+		}
+		if r.Header.Get("X-Api-Key") != "k3y" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"data":{"items":[{"id":1},{"id":2}]}}`)
+	})
+	yml := fmt.Sprintf(`profile:
+  credentials:
+    api:
+      env: TEST_API_KEY
+      hosts: [%q]
+      header: X-Api-Key
+      allow_http: true
+  connections:
+    shop:
+      driver: sqlite
+      path: %s
+`, api.Addr(), dbPath)
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEST_API_KEY", "k3y")
+	if code, stdout, stderr := cli(t, home, "", "profile", "--connection", "shop", "SELECT * FROM p"); code != exitOK || !strings.Contains(stdout, "3 rows") {
+		t.Errorf("--connection: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := cli(t, home, "", "profile", "--connection", "shop", "DELETE FROM p"); code != exitFailed || !strings.Contains(stderr, "DELETE is not allowed") {
+		t.Errorf("--connection DELETE: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := cli(t, home, "", "profile", "--url", api.URL+"/items", "--records-path", "data.items", "--credential", "api"); code != exitOK || !strings.Contains(stdout, "2 rows") {
+		t.Errorf("--credential: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := cli(t, home, "", "profile", "--url", api.URL+"/away", "--credential", "api"); code != exitFailed || !strings.Contains(stderr, "refused: the redirect to 127.0.0.1 is a loopback address") {
+		t.Errorf("redirect: exit %d: %s%s", code, stdout, stderr)
+	}
+	if n := len(other.Requests()); n != 0 {
+		t.Errorf("the redirect target got %d requests", n)
 	}
 }

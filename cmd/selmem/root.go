@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
@@ -68,6 +71,12 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	if err := v.BindPFlag("log.level", cmd.Flags().Lookup("log-level")); err != nil {
 		return err
 	}
+	// Maps set from the environment come as JSON (see jsonToMap).
+	for _, k := range []string{"profile.credentials", "profile.connections", "profile.allowed_hosts"} {
+		if err := v.BindEnv(k); err != nil {
+			return err
+		}
+	}
 	if f := cmd.Flags().Lookup("http"); f != nil {
 		if err := v.BindPFlag("http.addr", f); err != nil {
 			return err
@@ -88,7 +97,11 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 	}
 	var cfg server.Config
-	if err := v.Unmarshal(&cfg); err != nil {
+	if err := v.Unmarshal(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+		jsonToMap,
+	))); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -96,6 +109,24 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	}
 	a.v, a.cfg = v, cfg
 	return nil
+}
+
+// jsonToMap decodes a string into a map as JSON: how a map setting such as
+// profile.credentials is given in an environment variable
+// (SELMEM_PROFILE_CREDENTIALS='{"sales": {"env": "…", "hosts": ["…"]}}').
+func jsonToMap(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if from.Kind() != reflect.String || to.Kind() != reflect.Map || !ok {
+		return data, nil
+	}
+	if strings.TrimSpace(s) == "" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	return m, nil
 }
 
 // defaultHome is $XDG_DATA_HOME/selmem, or ~/.local/share/selmem.
