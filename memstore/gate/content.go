@@ -42,7 +42,7 @@ func Content(rel string, content []byte, lim Limits) error {
 		return err
 	}
 	lower := asciiLower(content)
-	if f := findSecret(content, lower); f != nil {
+	if f := findSecret(string(content)); f != nil {
 		return secretRejection(f)
 	}
 	ext := strings.ToLower(path.Ext(rel))
