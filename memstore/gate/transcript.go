@@ -14,9 +14,9 @@ const (
 	maxTurnGap       = 60 // lines between two turns of one conversation
 	minToolMarkers   = 3  // tool-call/tool-result markers, or one call and one result
 	minJSONRPC       = 3  // JSON-RPC 2.0 messages, with a method and a result or error
-	minStackFrames   = 8  // frames of one stack trace
+	minStackFrames   = 4  // frame lines of one stack trace, counting its header (Traceback, goroutine, TypeError: ...)
 	maxStackGap      = 2  // non-frame lines between two frames (Python source lines, Go function lines)
-	minLogLines      = 10 // timestamped or levelled log lines in one run
+	minLogLines      = 5  // timestamped or levelled log lines in one run
 	maxLogGap        = 3  // non-log lines between two log lines (continuations)
 	transcriptPrefix = "Nothing was written. Memory keeps task specifications, data schemas, tool configurations and output constraints, not sessions or logs:"
 )
@@ -97,6 +97,7 @@ var (
 	reMoreFrames  = regexp.MustCompile(`^\.\.\. \d+ (?:more|common frames omitted)\s*$`)
 	reGoroutine   = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:\s*$`)
 	reAtFrame     = regexp.MustCompile(`^\s+at \S.*(?:\d\)?|\(Native Method\)|\(Unknown Source\)|\))\s*$`)
+	reErrorHeader = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)`)
 	rePythonFrame = regexp.MustCompile(`^\s*File ".+", line \d+`)
 	reISOLog      = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+\S`)
 	reSyslog      = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \S`)
@@ -114,6 +115,9 @@ func isStackFrame(line []byte) bool {
 	if len(line) == 0 {
 		return false
 	}
+	if (bytes.Contains(line, []byte("Error")) || bytes.Contains(line, []byte("Exception"))) && reErrorHeader.Match(line) {
+		return true
+	}
 	switch c := line[0]; {
 	case c == '\t' && bytes.IndexByte(line, ':') > 0 && reGoFile.Match(line):
 		return true
@@ -121,6 +125,10 @@ func isStackFrame(line []byte) bool {
 		return reGoroutine.Match(line)
 	case c == 'T':
 		return bytes.HasPrefix(line, []byte("Traceback (most recent call last):"))
+	case c == 'E' && bytes.HasPrefix(line, []byte("Exception in thread ")):
+		return true
+	case c == 'p' && bytes.HasPrefix(line, []byte("panic: ")):
+		return true
 	case c == 'C':
 		return bytes.HasPrefix(line, []byte("Caused by: "))
 	case c != ' ' && c != '\t' && c != 'F':
@@ -128,6 +136,8 @@ func isStackFrame(line []byte) bool {
 	}
 	t := bytes.TrimLeft(line, " \t")
 	switch {
+	case bytes.HasPrefix(t, []byte("Traceback (most recent call last):")):
+		return true
 	case bytes.HasPrefix(t, []byte("at ")):
 		return reAtFrame.Match(line)
 	case bytes.HasPrefix(t, []byte("File \"")):
@@ -253,6 +263,10 @@ func findTranscript(content, lower []byte) *Rejection {
 		toolStart             int
 		rpc, rpcStart         int
 	)
+	if r := findTranscriptFormat(content, lower); r != nil {
+		return r
+	}
+	weak := weakSpeakersConversational(content)
 	lineNo := 0
 	for off := 0; off < len(content); {
 		end := bytes.IndexByte(content[off:], '\n')
@@ -265,8 +279,11 @@ func findTranscript(content, lower []byte) *Rejection {
 		lline := lower[off : off+len(line)]
 		off = end + 1
 		lineNo++
+		if bytes.IndexByte(line, '<') >= 0 {
+			line = stripTags(line)
+		}
 
-		if r, label := speaker(line); r != roleNone {
+		if r, label := speakerWeak(line, weak); r != roleNone {
 			conv.add(lineNo, r, label)
 			if conv.isTranscript() {
 				// Count the rest of this conversation before reporting.
@@ -360,7 +377,7 @@ func conversationRejection(content []byte, off, lineNo int, conv conversation) *
 		if lineNo-conv.last > maxTurnGap {
 			break
 		}
-		if r, label := speaker(line); r != roleNone {
+		if r, label := speakerWeak(stripTags(line), weakSpeakersConversational(content)); r != roleNone {
 			conv.add(lineNo, r, label)
 		}
 	}
