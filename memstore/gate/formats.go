@@ -85,15 +85,10 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		lline := lower[off : off+len(line)]
-		off = end + 1
+		start := off
+		var line []byte
+		line, off = nextLine(content, off)
+		lline := lower[start : start+len(line)]
 		lineNo++
 		s := string(line)
 

@@ -269,15 +269,10 @@ func findTranscript(content, lower []byte) *Rejection {
 	weak := weakSpeakersConversational(content)
 	lineNo := 0
 	for off := 0; off < len(content); {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		lline := lower[off : off+len(line)]
-		off = end + 1
+		start := off
+		var line []byte
+		line, off = nextLine(content, off)
+		lline := lower[start : start+len(line)]
 		lineNo++
 		if bytes.IndexByte(line, '<') >= 0 {
 			line = stripTags(line)
@@ -343,14 +338,8 @@ func findTranscript(content, lower []byte) *Rejection {
 // lineNo+1, starts at byte off) and returns its final count.
 func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool) int {
 	for off < len(content) && lineNo-r.last <= r.maxGap {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		off = end + 1
+		var line []byte
+		line, off = nextLine(content, off)
 		lineNo++
 		if match(line) && lineNo-r.last-1 <= r.maxGap {
 			r.last = lineNo
@@ -365,14 +354,8 @@ func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool)
 // builds the refusal.
 func conversationRejection(content []byte, off, lineNo int, conv conversation) *Rejection {
 	for off < len(content) {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		off = end + 1
+		var line []byte
+		line, off = nextLine(content, off)
 		lineNo++
 		if lineNo-conv.last > maxTurnGap {
 			break
@@ -397,4 +380,16 @@ func containsAny(b []byte, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// nextLine returns the line of content starting at byte off, without its
+// line ending, and the offset of the next line.
+func nextLine(content []byte, off int) (line []byte, next int) {
+	end := bytes.IndexByte(content[off:], '\n')
+	if end < 0 {
+		end = len(content)
+	} else {
+		end += off
+	}
+	return bytes.TrimSuffix(content[off:end], []byte{'\r'}), end + 1
 }
