@@ -97,9 +97,11 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 			for _, m := range reJSONRole.FindAllStringSubmatch(s, -1) {
 				roles.add(roleOf(m[1]), lineNo)
 			}
-		} else if m := reYAMLRole.FindStringSubmatch(s); m != nil {
-			roles.add(roleOf(m[1]), lineNo)
-		} else if bytes.IndexByte(line, ',') > 0 && bytes.IndexByte(line, ' ') != 0 {
+		} else if containsAny(lline, roleKeys) {
+			if m := reYAMLRole.FindStringSubmatch(s); m != nil {
+				roles.add(roleOf(m[1]), lineNo)
+			}
+		} else if bytes.IndexByte(line, ',') > 0 && bytes.IndexByte(line, ' ') != 0 && containsAny(lline, roleWords) {
 			for _, f := range strings.Split(s, ",") {
 				if r := roleOf(strings.Trim(f, `" `)); r != roleNone && len(f) < 14 {
 					roles.add(r, lineNo)
@@ -164,7 +166,11 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 		}
 
 		// IRC logs.
-		if m := reIRC.FindStringSubmatch(s); m != nil {
+		if len(s) > 0 && (s[0] == '[' || '0' <= s[0] && s[0] <= '9') && bytes.IndexByte(line, '<') > 0 {
+			m := reIRC.FindStringSubmatch(s)
+			if m == nil {
+				goto claude
+			}
 			if irc == 0 {
 				ircStart = lineNo
 			}
@@ -176,6 +182,7 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 					transcriptHint)
 			}
 		}
+	claude:
 
 		// Claude Code sessions: ● actions and ⎿ results.
 		t := strings.TrimLeft(s, " \t")
@@ -197,7 +204,7 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 
 		// Shell and REPL sessions with output.
 		switch {
-		case rePrompt.MatchString(s):
+		case looksLikePrompt(t) && rePrompt.MatchString(s):
 			if prompts == 0 {
 				shellStart = lineNo
 			}
@@ -280,4 +287,29 @@ func speakerWeak(line []byte, weak bool) (role, string) {
 		}
 	}
 	return roleNone, ""
+}
+
+// roleKeys are the field names that carry a speaker in YAML.
+var roleKeys = []string{"role", "speaker", "from", "author"}
+
+// roleWords are the speaker names role detection looks for, lower-case.
+var roleWords = func() []string {
+	w := make([]string, 0, len(speakerRoles))
+	for k := range speakerRoles {
+		w = append(w, k)
+	}
+	return w
+}()
+
+// looksLikePrompt is the cheap test before rePrompt: t, the line without
+// its indentation, starts like a shell or REPL prompt.
+func looksLikePrompt(t string) bool {
+	if t == "" {
+		return false
+	}
+	switch t[0] {
+	case '$', '>', 'P':
+		return true
+	}
+	return strings.Contains(t, "@")
 }

@@ -57,6 +57,12 @@ func gitleaks() (*detect.Detector, error) {
 // gitleaksFindings scans text with the default gitleaks rules and returns
 // findings as the gate's, with 1-based lines of text and, where the secret
 // is found verbatim on its line, its span.
+//
+// A gitleaks rule's regex runs over the whole fragment it is given once
+// its keyword occurs anywhere in it; so the lines that may hold a token
+// (see mayHoldToken) are scanned one at a time, which keeps the cost
+// proportional to those lines. Multi-line rules lose their context this way; the gate's own
+// detectors cover private keys and secrets split over lines.
 func gitleaksFindings(text string) []secretFinding {
 	d, err := gitleaks()
 	if err != nil {
@@ -64,29 +70,55 @@ func gitleaksFindings(text string) []secretFinding {
 		return []secretFinding{{kind: kindScannerBroken, line: 1}}
 	}
 	var (
-		out   []secretFinding
-		lines []string
+		out    []secretFinding
+		chunk  strings.Builder
+		origin []int // origin[i]: line of text that line i of chunk is
+		lines  []string
 	)
-	for _, f := range d.DetectString(text) {
-		if isDocPlaceholder(f.Secret) || isDocPlaceholder(f.Match) {
-			continue
+	flush := func() {
+		if chunk.Len() == 0 {
+			return
 		}
-		if f.RuleID == "generic-api-key" && !genericLooksSecret(f.Secret) {
-			continue
-		}
-		sf := secretFinding{kind: gitleaksKind(f.RuleID), line: f.StartLine + 1}
-		if lines == nil {
-			lines = strings.Split(text, "\n")
-		}
-		if sf.line <= len(lines) && f.Secret != "" {
-			if i := strings.Index(lines[sf.line-1], f.Secret); i >= 0 {
+		for _, f := range d.DetectString(chunk.String()) {
+			if isDocPlaceholder(f.Secret) || isDocPlaceholder(f.Match) {
+				continue
+			}
+			if f.RuleID == "generic-api-key" && !genericLooksSecret(f.Secret) {
+				continue
+			}
+			if f.StartLine < 0 || f.StartLine >= len(origin) {
+				continue
+			}
+			n := origin[f.StartLine]
+			sf := secretFinding{kind: gitleaksKind(f.RuleID), line: n}
+			if i := strings.Index(lines[n-1], f.Secret); i >= 0 && f.Secret != "" {
 				sf.start, sf.end = i, i+len(f.Secret)
 			}
+			out = append(out, sf)
 		}
-		out = append(out, sf)
+		chunk.Reset()
+		origin = origin[:0]
 	}
+	lines = strings.Split(text, "\n")
+	for i, line := range lines {
+		if !mayHoldToken(line) {
+			continue
+		}
+		chunk.WriteString(line)
+		chunk.WriteByte('\n')
+		origin = append(origin, i+1)
+		if chunk.Len() >= gitleaksChunk {
+			flush()
+		}
+	}
+	flush()
 	return out
 }
+
+// gitleaksChunk is the size of the fragments handed to gitleaks: large
+// enough to spread its per-call cost (a pass over every rule), small enough
+// that a rule triggered by one line's keyword runs over few others.
+const gitleaksChunk = 2 << 10
 
 // genericLooksSecret filters gitleaks' generic-api-key rule, whose keyword
 // list (key, token, auth, ...) also matches identifiers and references:
@@ -139,4 +171,27 @@ var vendorNames = map[string]string{
 	"huggingface": "Hugging Face", "hashicorp": "HashiCorp", "vault": "Vault", "jfrog": "JFrog",
 	"newrelic": "New Relic", "new": "New Relic", "1password": "1Password", "flyio": "Fly.io",
 	"azure": "Azure", "planetscale": "PlanetScale", "launchdarkly": "LaunchDarkly",
+}
+
+// mayHoldToken reports whether line has a run of token characters that
+// could be a credential: at least 20 long, or at least 8 long with a digit
+// or an upper-case letter after its first character. Lines of plain words
+// are skipped before the gitleaks regexes run.
+func mayHoldToken(line string) bool {
+	run, mixed := 0, false
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && isTokenByte(line[i]) {
+			c := line[i]
+			if run > 0 && ('0' <= c && c <= '9' || 'A' <= c && c <= 'Z') {
+				mixed = true
+			}
+			run++
+			if run >= 20 || run >= 8 && mixed {
+				return true
+			}
+			continue
+		}
+		run, mixed = 0, false
+	}
+	return false
 }

@@ -251,41 +251,56 @@ func joinContinuations(lines []string, i int) (string, int) {
 	return cur, j
 }
 
-var (
-	reBase64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`)
-	reHexRun    = regexp.MustCompile(`(?:0x)?[0-9a-fA-F]{24,}`)
-)
-
-// decodeRuns returns the printable text that base64 and hex runs of line
-// decode to.
+// decodeRuns returns the printable text that base64 and hex runs of at
+// least minEncodedRun characters in line decode to.
 func decodeRuns(line string) []string {
 	var out []string
 	if len(line) < minEncodedRun {
 		return nil
 	}
-	for _, m := range reHexRun.FindAllString(line, -1) {
-		m = strings.TrimPrefix(m, "0x")
-		if len(m)%2 == 1 {
-			m = m[:len(m)-1]
-		}
-		if b, err := hex.DecodeString(m); err == nil && mostlyPrintable(b) {
-			out = append(out, string(b))
-		}
-	}
-	for _, m := range reBase64Run.FindAllString(line, -1) {
-		if isAllHex(m) {
+	for i := 0; i < len(line); {
+		if !isBase64Byte(line[i]) {
+			i++
 			continue
 		}
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-			if b, err := enc.DecodeString(m); err == nil {
-				if mostlyPrintable(b) {
-					out = append(out, string(b))
-				}
-				break
+		j := i
+		for j < len(line) && isBase64Byte(line[j]) {
+			j++
+		}
+		for k := 0; k < 2 && j < len(line) && line[j] == '='; k++ {
+			j++
+		}
+		if run := line[i:j]; len(run) >= minEncodedRun {
+			if d, ok := decodeRun(run); ok {
+				out = append(out, d)
 			}
 		}
+		i = j
 	}
 	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+// decodeRun decodes a hex run (with or without 0x) or a base64 run, in the
+// standard or URL alphabet, padded or not, and reports whether the result
+// is mostly printable text.
+func decodeRun(run string) (string, bool) {
+	if h := strings.TrimPrefix(run, "0x"); isAllHex(h) {
+		b, err := hex.DecodeString(h[:len(h)&^1])
+		if err == nil && mostlyPrintable(b) {
+			return string(b), true
+		}
+		return "", false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(run); err == nil {
+			return string(b), mostlyPrintable(b)
+		}
+	}
+	return "", false
 }
 
 func isAllHex(s string) bool {
@@ -312,4 +327,22 @@ func mostlyPrintable(b []byte) bool {
 		}
 	}
 	return float64(ok) >= minPrintable*float64(n)
+}
+
+// hasRun reports whether line has a run of at least n base64 or hex
+// characters, the only runs decodeRuns decodes.
+func hasRun(line string, n int) bool {
+	run := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			run++
+			if run >= n {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
 }

@@ -803,7 +803,7 @@ func init() {
 
 var (
 	reNetrc  = regexp.MustCompile(`(?m)^[ \t]*machine[ \t]+\S+(?:\s+login[ \t]+\S+)?\s+password[ \t]+(\S+)`)
-	rePgpass = regexp.MustCompile(`(?m)^[A-Za-z0-9_.*-]+:(?:\d{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:(\S{6,})$`)
+	rePgpass = regexp.MustCompile(`^[A-Za-z0-9_.*-]+:(?:\d{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:(\S{6,})$`)
 	rePEMRow = regexp.MustCompile(`^[A-Za-z0-9+/]{64}$`)
 )
 
@@ -824,30 +824,29 @@ func findSecretBlocks(text string) []secretFinding {
 			}
 		}
 	}
-	if strings.Contains(text, ":") {
-		for _, m := range rePgpass.FindAllStringSubmatchIndex(text, -1) {
-			if p := text[m[2]:m[3]]; looksLikeSecretValue(p) {
-				out = append(out, secretFinding{kind: kindPgpass, line: lineAt([]byte(text), m[2])})
-				break
-			}
-		}
-	}
-	if strings.Contains(text, ".") {
-		for _, m := range reDiscordBot.FindAllStringIndex(text, -1) {
-			if first, _, _ := strings.Cut(text[m[0]:m[1]], "."); hasClasses(first, true, true, true) {
-				out = append(out, secretFinding{kind: kindDiscord, line: lineAt([]byte(text), m[0])})
-				break
-			}
-		}
-	}
-	rows, start, header := 0, 0, ""
+	rows, start, header, pgpass, discord := 0, 0, "", false, false
 	for i, l := range strings.Split(text, "\n") {
+		if !pgpass && strings.Count(l, ":") == 4 && !strings.ContainsAny(l, " \t") {
+			if m := rePgpass.FindStringSubmatch(l); m != nil && looksLikeSecretValue(m[1]) {
+				out = append(out, secretFinding{kind: kindPgpass, line: i + 1})
+				pgpass = true
+			}
+		}
+		if !discord && strings.Count(l, ".") >= 2 && hasRun(l, 23) {
+			for _, m := range reDiscordBot.FindAllStringIndex(l, -1) {
+				if first, _, _ := strings.Cut(l[m[0]:m[1]], "."); hasClasses(first, true, true, true) {
+					out = append(out, secretFinding{kind: kindDiscord, line: i + 1})
+					discord = true
+					break
+				}
+			}
+		}
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "-----") {
 			header, rows = strings.ToUpper(t), 0
 			continue
 		}
-		if !rePEMRow.MatchString(t) {
+		if len(t) != 64 || !rePEMRow.MatchString(t) {
 			rows = 0
 			if t != "" && !strings.Contains(t, ":") {
 				header = "" // a block's headers (Proc-Type: ...) may sit between BEGIN and body
@@ -860,7 +859,6 @@ func findSecretBlocks(text string) []secretFinding {
 		rows++
 		if rows == minPEMRows && !strings.HasPrefix(header, "-----BEGIN") {
 			out = append(out, secretFinding{kind: kindPEMBody, line: start})
-			break
 		}
 	}
 	return out
