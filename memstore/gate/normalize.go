@@ -226,30 +226,49 @@ func joinContinuations(lines []string, i int) (string, int) {
 			return head + strings.Join(parts, ""), k
 		}
 	}
-	for j < len(lines) {
+	// buf holds the joined line; run is the length of the token run at its
+	// end. Appending keeps both up to date, so joining is linear.
+	buf := []byte(strings.TrimRight(cur, " \t"))
+	run := tokenRunEnd(string(buf))
+	for j < len(lines) && len(buf) < maxJoined {
 		next := strings.TrimLeft(lines[j], " \t")
-		trimmed := strings.TrimRight(cur, " \t")
+		last := byte(0)
+		if len(buf) > 0 {
+			last = buf[len(buf)-1]
+		}
 		switch {
-		case strings.HasSuffix(trimmed, `\`):
-			cur = strings.TrimSuffix(trimmed, `\`) + next
-		case strings.HasSuffix(trimmed, `"`) && strings.HasPrefix(next, `"`) || strings.HasSuffix(trimmed, "'") && strings.HasPrefix(next, "'"):
-			cur = trimmed[:len(trimmed)-1] + next[1:]
+		case last == '\\':
+			buf = buf[:len(buf)-1]
+			run = tokenRunEnd(string(buf))
+		case (last == '"' || last == '\'') && strings.HasPrefix(next, string(last)):
+			buf, next = buf[:len(buf)-1], next[1:]
+			run = tokenRunEnd(string(buf))
 		default:
 			// A token split over lines: the line ends in a token run and
 			// the next starts with one that is not itself an assignment.
-			end := tokenRunEnd(trimmed)
 			start := tokenRunStart(next)
 			cont := next[:start]
-			if end < 8 || start < 6 || strings.Contains(strings.TrimRight(cont, "="), "=") ||
-				!(mixedToken(cont) || strings.ContainsRune("-_", rune(trimmed[len(trimmed)-1]))) {
-				return cur, j
+			if run < 8 || start < 6 || strings.Contains(strings.TrimRight(cont, "="), "=") ||
+				!(mixedToken(cont) || last == '-' || last == '_') {
+				return string(buf), j
 			}
-			cur = trimmed + next
 		}
+		next = strings.TrimRight(next, " \t")
+		if n := tokenRunStart(next); n == len(next) {
+			run += n
+		} else {
+			run = tokenRunEnd(next)
+		}
+		buf = append(buf, next...)
 		j++
 	}
-	return cur, j
+	return string(buf), j
 }
+
+// maxJoined bounds a line joined from continuations; no credential is
+// longer, and the bound keeps a megabyte of base64 lines from becoming one
+// line.
+const maxJoined = 8 << 10
 
 // decodeRuns returns the printable text that base64 and hex runs of at
 // least minEncodedRun characters in line decode to.
