@@ -94,7 +94,7 @@ var charsets = map[string]string{
 	"d": "0123456789",
 }
 
-var reMarker = regexp.MustCompile(`\{\{(r|b64|hex|url|zw|shy|fw|ent):([^{}]*)\}\}|\{\{(jwt|jwt1|jwt2|pembody|uuid)\}\}`)
+var reMarker = regexp.MustCompile(`\{\{(r|b64|b64u|b64wrap|hex|hexu|url|zw|shy|fw|ent):([^{}]*)\}\}|\{\{(jwt|jwt1|jwt2|pembody|uuid)\}\}`)
 
 // expandMarkers expands the markers of text, innermost first, with a
 // generator seeded by id, and returns the random parts it made.
@@ -133,8 +133,19 @@ func expandMarkers(t *testing.T, id, text string) (string, []string) {
 				return randStr(charsets[cs], k)
 			case "b64":
 				return base64.StdEncoding.EncodeToString([]byte(arg))
+			case "b64u":
+				return base64.URLEncoding.EncodeToString([]byte(arg))
+			case "b64wrap":
+				e := base64.StdEncoding.EncodeToString([]byte(arg))
+				var lines []string
+				for len(e) > 76 {
+					lines, e = append(lines, e[:76]), e[76:]
+				}
+				return strings.Join(append(lines, e), "\n")
 			case "hex":
 				return hex.EncodeToString([]byte(arg))
+			case "hexu":
+				return strings.ToUpper(hex.EncodeToString([]byte(arg)))
 			case "url":
 				return url.QueryEscape(arg)
 			case "zw", "shy":
@@ -209,15 +220,16 @@ func corpusVerdict(c corpusCase) *Rejection {
 // legitimate case is.
 func TestCorpus(t *testing.T) {
 	type class struct {
-		file     string
-		rule     string  // the rule a refusal must carry ("" for must-accept classes)
-		minShare float64 // share that must be refused; 0 means none may be
+		file             string
+		rule             string  // the rule a refusal must carry ("" for must-accept classes)
+		minShare         float64 // share that must be refused; 0 means none may be
+		minCases, minKin int     // the corpus may not shrink below these
 	}
 	classes := []class{
-		{"secrets.txt", RuleSecret, 0.99},
-		{"benign.txt", "", 0},
-		{"transcripts.txt", RuleTranscript, 0.95},
-		{"legit.txt", "", 0},
+		{"secrets.txt", RuleSecret, 0.99, 150, 60},
+		{"benign.txt", "", 0, 80, 1},
+		{"transcripts.txt", RuleTranscript, 0.95, 40, 10},
+		{"legit.txt", "", 0, 30, 1},
 	}
 	for _, cl := range classes {
 		cases := readCorpusFile(t, cl.file)
@@ -246,6 +258,9 @@ func TestCorpus(t *testing.T) {
 				refused++
 				misses = append(misses, c.id+" (refused: "+r.Msg+")")
 			}
+		}
+		if len(cases) < cl.minCases || len(kinds) < cl.minKin {
+			t.Errorf("%s: %d cases of %d kinds; want at least %d of %d", cl.file, len(cases), len(kinds), cl.minCases, cl.minKin)
 		}
 		sort.Strings(misses)
 		t.Logf("%s: %d cases, %d kinds: refused %d, accepted %d", cl.file, len(cases), len(kinds), refused, len(cases)-refused)

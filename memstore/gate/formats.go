@@ -15,16 +15,20 @@ const (
 	minIRCLines      = 3 // [hh:mm] <nick> lines, from at least two nicks
 	minShellPrompts  = 3 // prompt lines of a shell or REPL session with output
 	minShellOutput   = 6 // output lines after a single prompt
+	minChatExport    = 3 // "type": "message" objects of a Slack or similar export
+	minRunnerLines   = 4 // lines of test-runner output in one run
 )
 
 var (
-	reJSONRole   = regexp.MustCompile(`"(?:role|speaker|from|author)"\s*:\s*"([A-Za-z]{1,12})"`)
-	reYAMLRole   = regexp.MustCompile(`^\s*(?:-\s+)?(?:role|speaker|from|author)\s*:\s*["']?([A-Za-z]{1,12})["']?\s*$`)
-	reHTMLClass  = regexp.MustCompile(`class="([^"]*)"`)
-	reIRC        = regexp.MustCompile(`^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s+<([^>\s]{1,32})>\s`)
-	rePrompt     = regexp.MustCompile(`^\s*(?:[\w.-]+@[\w.-]+(?::[^$#\s]*)?\s?[$#]|\$|>>>|PS [A-Z]:[^>]*>)\s+\S`)
-	reTag        = regexp.MustCompile(`<[^<>]*>`)
-	reChatFriend = regexp.MustCompile(`(?i)\b(?:i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
+	reJSONRole      = regexp.MustCompile(`"(?:role|speaker|from|author)"\s*:\s*"([A-Za-z]{1,12})"`)
+	reYAMLRole      = regexp.MustCompile(`^\s*(?:-\s+)?(?:role|speaker|from|author)\s*:\s*["']?([A-Za-z]{1,12})["']?\s*$`)
+	reHTMLClass     = regexp.MustCompile(`class="([^"]*)"`)
+	reIRC           = regexp.MustCompile(`^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s+<([^>\s]{1,32})>\s`)
+	rePrompt        = regexp.MustCompile(`^\s*(?:[\w.-]+@[\w.-]+(?::[^$#\s]*)?\s?[$#]|\$|>>>|PS [A-Z]:[^>]*>)\s+\S`)
+	reTag           = regexp.MustCompile(`<[^<>]*>`)
+	reRunnerLine    = regexp.MustCompile(`^(?:=+ .+ =+\s*$|.*\S\s+\[\s*\d{1,3}%\]\s*$|=== (?:RUN|PAUSE|CONT)\s|--- (?:PASS|FAIL|SKIP):|(?:ok|FAIL|PASS)\s+\S+\s+\(?[\d.]+m?s\)?|E {3,}\S)`)
+	reExportMessage = regexp.MustCompile(`"type"\s*:\s*"message"`)
+	reChatFriend    = regexp.MustCompile(`(?i)\b(?:i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
 )
 
 // roleOf maps a speaker or role name (user, assistant, human, ai, ...) to
@@ -82,6 +86,8 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 		maxOut, shellStart, outputs    int
 		inSession                      bool
 		toolCalls, toolReplies, tcLine int
+		exports, exportStart           int
+		runner                         = run{maxGap: maxLogGap}
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
@@ -141,6 +147,29 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 			return reject(RuleTranscript, tcLine,
 				fmt.Sprintf("The content looks like a tool log: tool_calls messages and tool replies starting at line %d.", tcLine),
 				transcriptHint)
+		}
+
+		// Chat exports (Slack, Mattermost): message objects.
+		if bytes.Contains(lline, []byte(`"message"`)) {
+			n := len(reExportMessage.FindAllIndex(lline, -1))
+			if n > 0 && exports == 0 {
+				exportStart = lineNo
+			}
+			exports += n
+			if exports >= minChatExport {
+				return reject(RuleTranscript, exportStart,
+					fmt.Sprintf("The content looks like a chat export: %d message objects starting at line %d.", exports, exportStart),
+					transcriptHint)
+			}
+		}
+
+		// Test-runner output (pytest, go test).
+		if len(line) > 0 && (line[0] == '=' || line[0] == '-' || line[0] == 'o' || line[0] == 'F' || line[0] == 'P' || line[0] == 'E' || line[len(line)-1] == ']') && reRunnerLine.Match(line) {
+			if runner.add(lineNo) >= minRunnerLines {
+				return reject(RuleTranscript, runner.start,
+					fmt.Sprintf("The content looks like a tool log: test-runner output starting at line %d.", runner.start),
+					transcriptHint)
+			}
 		}
 
 		// Chat templates, outside inline code.

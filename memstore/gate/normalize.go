@@ -79,6 +79,12 @@ func normalizedViews(text string) []view {
 		if next != i+1 || joined != lines[i] {
 			nb.add(joined, i+1)
 		}
+		if next > i+1 {
+			// A line broken with a hyphen, as text wraps: also without it.
+			if d := dehyphenate(norms[i:next]); d != joined {
+				nb.add(d, i+1)
+			}
+		}
 		for _, d := range decodeRuns(joined) {
 			for _, dl := range strings.Split(d, "\n") {
 				db.add(normalizeLine(dl), i+1)
@@ -364,4 +370,17 @@ func hasRun(line string, n int) bool {
 		run = 0
 	}
 	return false
+}
+
+// dehyphenate joins lines, trimmed, dropping a hyphen that ends a line.
+func dehyphenate(lines []string) string {
+	var b strings.Builder
+	for k, l := range lines {
+		l = strings.TrimSpace(l)
+		if k < len(lines)-1 {
+			l = strings.TrimSuffix(l, "-")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

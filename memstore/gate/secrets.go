@@ -80,6 +80,7 @@ var (
 	reCurlUser      = regexp.MustCompile(`(?:^|[\s\x60])(?:-u|--user)(?:=|\s+)["']?([^\s:"'$]+):([^\s"'@\x60]+)`)
 	reMySQLPass     = regexp.MustCompile(`\bmysql(?:dump|admin)?\b.*\s-p([^\s"'\x60]{4,})`)
 	reXMLProperty   = regexp.MustCompile(`name="([A-Za-z0-9_.-]+)"\s+value="([^"]+)"`)
+	reHCLVariable   = regexp.MustCompile(`\bvariable\s+"([A-Za-z0-9_.-]+)"\s*\{[^}]*\bdefault\s*=\s*"([^"]+)"`)
 	rePassphrase    = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase|seed))["'*]*\s*[:=]\s*["']?([a-z]+(?:[ -][a-z]+){2,23})["']?\s*$`)
 	reJWT           = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
 	reURLPassword   = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s:/?#@'"<>]*):([^\s/?#@'"<>]+)@[A-Za-z0-9\[]`)
@@ -125,6 +126,7 @@ var detectors = []secretDetector{
 	{needles: []string{"sig="}, match: matchAzureSAS},
 	{needles: []string{"-u", "--user", "mysql"}, match: matchCLIPassword},
 	{needles: []string{"value="}, match: matchXMLProperty},
+	{needles: []string{"variable"}, match: matchHCLVariable},
 	{needles: []string{"pass", "mnemonic", "seed"}, match: matchPassphrase},
 	{needles: []string{"eyj"}, match: matchJWT},
 	{needles: []string{"://"}, match: matchURLPassword},
@@ -772,6 +774,20 @@ func matchXMLProperty(line, _ string) (secretFinding, bool) {
 		}
 	}
 	return secretFinding{}, false
+}
+
+// matchHCLVariable finds a Terraform variable whose name is a credential
+// field and whose default is a literal secret.
+func matchHCLVariable(line, _ string) (secretFinding, bool) {
+	m := reHCLVariable.FindStringSubmatchIndex(line)
+	if m == nil {
+		return secretFinding{}, false
+	}
+	key, v := line[m[2]:m[3]], line[m[4]:m[5]]
+	if !isCredentialField(key) || !looksLikeSecretValue(v) {
+		return secretFinding{}, false
+	}
+	return secretFinding{kind: kindAssignment, start: m[4], end: m[5], key: key}, true
 }
 
 // matchPassphrase finds passphrases and seed phrases: a password,

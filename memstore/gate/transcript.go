@@ -98,6 +98,7 @@ var (
 	reGoroutine   = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:\s*$`)
 	reAtFrame     = regexp.MustCompile(`^\s+at \S.*(?:\d\)?|\(Native Method\)|\(Unknown Source\)|\))\s*$`)
 	reErrorHeader = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)`)
+	reRubyFrame   = regexp.MustCompile(`^\s+(?:from )?\S+:\d+:in [\x60']`)
 	rePythonFrame = regexp.MustCompile(`^\s*File ".+", line \d+`)
 	reISOLog      = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+\S`)
 	reSyslog      = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \S`)
@@ -137,6 +138,8 @@ func isStackFrame(line []byte) bool {
 	t := bytes.TrimLeft(line, " \t")
 	switch {
 	case bytes.HasPrefix(t, []byte("Traceback (most recent call last):")):
+		return true
+	case bytes.Contains(t, []byte(":in ")) && reRubyFrame.Match(line):
 		return true
 	case bytes.HasPrefix(t, []byte("at ")):
 		return reAtFrame.Match(line)
