@@ -310,11 +310,22 @@ func pathSecret(elems []string) *Rejection {
 	if f == nil {
 		return nil
 	}
-	what := f.kind.what
-	if f.kind == kindAssignment {
-		what = "a literal secret assigned to a credential field"
+	return reject(RuleSecret, 0,
+		fmt.Sprintf("Path element %d holds what looks like %s.", f.line, f.kind.shortWhat()),
+		"Nothing was written. Name files and directories after their topic, never after a credential, and keep the secret in the environment or a secret manager.")
+}
+
+// Text checks a short value that is stored outside any file, such as a
+// commit's author, tool or source trailer, for a credential, with the
+// detectors of [Content]. field names the value in the message ("author",
+// "tool"); it is a constant of the caller, never user input. Text returns
+// a [*Rejection] of Rule "secret", or nil.
+func Text(field, value string) error {
+	f := findSecret(value)
+	if f == nil {
+		return nil
 	}
 	return reject(RuleSecret, 0,
-		fmt.Sprintf("Path element %d holds what looks like %s.", f.line, what),
-		"Nothing was written. Name files and directories after their topic, never after a credential, and keep the secret in the environment or a secret manager.")
+		fmt.Sprintf("The %s holds what looks like %s.", field, f.kind.shortWhat()),
+		"Nothing was written. Give a name or description there, never a credential.")
 }

@@ -42,6 +42,14 @@ var (
 	kindScannerBroken = &secretKind{"scanner-unavailable", "content the secret scanner could not check (its rules failed to load)", "API_TOKEN"}
 )
 
+// shortWhat is what, for use where no field name is shown.
+func (k *secretKind) shortWhat() string {
+	if k == kindAssignment {
+		return "a literal secret assigned to a credential field"
+	}
+	return k.what
+}
+
 // A secretFinding locates a credential: the line and the byte span of the
 // secret within that line (used by tests to prove messages never hold it).
 type secretFinding struct {
