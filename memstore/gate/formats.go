@@ -172,14 +172,15 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 			}
 		}
 
-		// Chat templates, outside inline code.
+		// Chat templates: turn markers that start a line or follow another
+		// marker or a blank, not ones quoted in code or prose.
 		for _, tok := range [][]byte{[]byte("<|im_start|>"), []byte("<|start_header_id|>"), []byte("[inst]")} {
 			for i := 0; ; {
 				j := bytes.Index(lline[i:], tok)
 				if j < 0 {
 					break
 				}
-				if i+j == 0 || lline[i+j-1] != '`' {
+				if k := i + j; k == 0 || bytes.IndexByte([]byte("> \t]"), lline[k-1]) >= 0 {
 					if templates == 0 {
 						templateStart = lineNo
 					}

@@ -866,8 +866,9 @@ func findSecretBlocks(text string) []secretFinding {
 			}
 		}
 		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "-----") {
-			header, rows = strings.ToUpper(t), 0
+		if k := strings.Index(t, "-----"); k >= 0 {
+			// A BEGIN or END line, also inside a string literal.
+			header, rows = strings.ToUpper(t[k:]), 0
 			continue
 		}
 		if len(t) != 64 || !rePEMRow.MatchString(t) {

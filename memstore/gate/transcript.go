@@ -93,7 +93,6 @@ func speaker(line []byte) (role, string) {
 
 var (
 	reGoFile      = regexp.MustCompile(`^\t\S+:\d+(?: \+0x[0-9a-f]+)?\s*$`)
-	reGoFunc      = regexp.MustCompile(`^[A-Za-z_][\w./-]*\.[^\s(]*\(.*\)$`)
 	reMoreFrames  = regexp.MustCompile(`^\.\.\. \d+ (?:more|common frames omitted)\s*$`)
 	reGoroutine   = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:\s*$`)
 	reAtFrame     = regexp.MustCompile(`^\s+at \S.*(?:\d\)?|\(Native Method\)|\(Unknown Source\)|\))\s*$`)
@@ -108,10 +107,12 @@ var (
 	reJSONRPC     = regexp.MustCompile(`"jsonrpc"\s*:\s*"2\.0"`)
 )
 
-// isStackFrame reports lines of a stack trace: frames of Go (function and
-// file lines), Java and C# ("at ..."), JavaScript, Python ("File ..."), and
-// the headers and footers between them (goroutine N [...]:, Traceback,
-// Caused by:, ... N more).
+// isStackFrame reports lines of a stack trace: frames of Go (file lines;
+// the function lines between them are gaps, since a Go call statement in a
+// code sample looks the same), Java and C# ("at ..."), JavaScript, Python
+// ("File ..."), Ruby, and the headers between them (goroutine N [...]:,
+// panic:, Traceback, Exception in thread, TypeError: ..., Caused by:,
+// ... N more).
 func isStackFrame(line []byte) bool {
 	if len(line) == 0 {
 		return false
@@ -132,8 +133,6 @@ func isStackFrame(line []byte) bool {
 		return true
 	case c == 'C':
 		return bytes.HasPrefix(line, []byte("Caused by: "))
-	case c != ' ' && c != '\t' && c != 'F':
-		return line[len(line)-1] == ')' && reGoFunc.Match(line)
 	}
 	t := bytes.TrimLeft(line, " \t")
 	switch {
