@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"sort"
 	"strings"
 	"sync"
 
@@ -112,6 +113,18 @@ func gitleaksFindings(text string) []secretFinding {
 		}
 	}
 	flush()
+	// gitleaks keeps its rules in a map, so findings come in random order:
+	// sort them, vendor rules before the generic one, for a stable message.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		if ga, gb := a.kind.id == "generic-api-key", b.kind.id == "generic-api-key"; ga != gb {
+			return gb
+		}
+		return a.kind.id < b.kind.id
+	})
 	return out
 }
 

@@ -246,3 +246,18 @@ func TestEnvNameFor(t *testing.T) {
 		}
 	}
 }
+
+// TestFindSecret_Deterministic checks that a line several rules match is
+// always reported as the same kind (gitleaks keeps its rules in a map).
+func TestFindSecret_Deterministic(t *testing.T) {
+	line := "curl -H 'Authorization: token ghp_" + fake(36) + "' -u bot:" + fake(16) + " https://api.github.com\nsendgrid_api_key = SG." + fake(22) + "." + fake(43) + "\n"
+	first := findSecret(line)
+	if first == nil {
+		t.Fatal("findSecret found nothing")
+	}
+	for range 20 {
+		if got := findSecret(line); got == nil || got.kind != first.kind || got.line != first.line {
+			t.Fatalf("findSecret = %+v, then %+v", first, got)
+		}
+	}
+}
