@@ -756,10 +756,13 @@ func matchAzureSAS(line, lower string) (secretFinding, bool) {
 // matchCLIPassword finds passwords given on a command line: curl -u
 // user:password, --user=user:password and mysql -pPASSWORD.
 func matchCLIPassword(line, lower string) (secretFinding, bool) {
-	for _, m := range reCurlUser.FindAllStringSubmatchIndex(line, -1) {
-		pass := line[m[4]:m[5]]
-		if len(pass) >= 4 && !isReference(pass) && !isPlaceholder(pass) && !isEnvName(pass) {
-			return secretFinding{kind: kindCLIPassword, start: m[4], end: m[5]}, true
+	// -u means something else to date, sort and most other commands.
+	if strings.Contains(lower, "curl") || strings.Contains(lower, "wget") || strings.Contains(lower, "http") {
+		for _, m := range reCurlUser.FindAllStringSubmatchIndex(line, -1) {
+			pass := line[m[4]:m[5]]
+			if len(pass) >= 4 && !isReference(pass) && !isPlaceholder(pass) && !isEnvName(pass) {
+				return secretFinding{kind: kindCLIPassword, start: m[4], end: m[5]}, true
+			}
 		}
 	}
 	if strings.Contains(lower, "mysql") {
