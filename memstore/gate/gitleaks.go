@@ -47,6 +47,11 @@ func gitleaks() (*detect.Detector, error) {
 			gitleaksErr = err
 			return
 		}
+		// The generic rule (a keyword such as key or token, an operator and
+		// a value) is what the gate's own assignment detector does, with
+		// selmem's field-name and value tests; its regex is also the most
+		// expensive of the set.
+		delete(cfg.Rules, "generic-api-key")
 		d := detect.NewDetector(cfg)
 		d.MaxDecodeDepth = 0 // the gate decodes itself (normalize.go), keeping line numbers
 		d.IgnoreGitleaksAllow = true
@@ -84,9 +89,6 @@ func gitleaksFindings(text string) []secretFinding {
 			if isDocPlaceholder(f.Secret) || isDocPlaceholder(f.Match) {
 				continue
 			}
-			if f.RuleID == "generic-api-key" && !genericLooksSecret(f.Secret) {
-				continue
-			}
 			if f.StartLine < 0 || f.StartLine >= len(origin) {
 				continue
 			}
@@ -114,14 +116,11 @@ func gitleaksFindings(text string) []secretFinding {
 	}
 	flush()
 	// gitleaks keeps its rules in a map, so findings come in random order:
-	// sort them, vendor rules before the generic one, for a stable message.
+	// sort them for a stable message.
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.line != b.line {
 			return a.line < b.line
-		}
-		if ga, gb := a.kind.id == "generic-api-key", b.kind.id == "generic-api-key"; ga != gb {
-			return gb
 		}
 		return a.kind.id < b.kind.id
 	})
@@ -132,13 +131,6 @@ func gitleaksFindings(text string) []secretFinding {
 // enough to spread its per-call cost (a pass over every rule), small enough
 // that a rule triggered by one line's keyword runs over few others.
 const gitleaksChunk = 2 << 10
-
-// genericLooksSecret filters gitleaks' generic-api-key rule, whose keyword
-// list (key, token, auth, ...) also matches identifiers and references:
-// the value must pass the gate's own literal-credential test.
-func genericLooksSecret(v string) bool {
-	return looksLikeSecretValue(v) && !isPlaceholder(v)
-}
 
 var gitleaksKinds sync.Map // rule id -> *secretKind
 
@@ -162,13 +154,11 @@ func gitleaksKind(id string) *secretKind {
 		what = "a private key block"
 	case "jwt", "jwt-base64":
 		what = "a JSON Web Token"
-	case "generic-api-key":
-		what = "an API key or token"
 	case "curl-auth-user", "curl-auth-header":
 		what = "a credential in a curl command"
 	}
 	env := strings.ToUpper(strings.ReplaceAll(vendor, ".", "_")) + "_TOKEN"
-	if vendor == "generic" || vendor == "curl" || vendor == "jwt" {
+	if vendor == "curl" || vendor == "jwt" {
 		env = "API_TOKEN"
 	}
 	k := &secretKind{id: id, what: what + " (gitleaks rule " + id + ")", env: env}

@@ -195,7 +195,7 @@ func scanView(text string, lineOf func(int) int) *secretFinding {
 		}
 		// On one line a vendor's rule names the secret better than the
 		// generic assignment detector.
-		if best == nil || f.line < best.line || f.line == best.line && best.kind == kindAssignment && f.kind.id != "generic-api-key" && f.kind != kindAssignment {
+		if best == nil || f.line < best.line || f.line == best.line && best.kind == kindAssignment && f.kind != kindAssignment {
 			best = &f
 		}
 	}
@@ -568,7 +568,17 @@ func isCodeExpression(v string) bool {
 	if strings.ContainsAny(v, "(<[") {
 		return true
 	}
-	return reMemberChain.MatchString(v)
+	if !reMemberChain.MatchString(v) {
+		return false
+	}
+	// A segment that mixes digits and both cases over 16 characters is a
+	// token (dp.st.prd.X7f..., a file named after one), not an identifier.
+	for _, seg := range strings.Split(v, ".") {
+		if len(seg) >= 16 && hasClasses(seg, true, true, true) {
+			return false
+		}
+	}
+	return true
 }
 
 var reMemberChain = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$`)
