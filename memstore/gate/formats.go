@@ -26,7 +26,9 @@ var (
 	reIRC           = regexp.MustCompile(`^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s+<([^>\s]{1,32})>\s`)
 	rePrompt        = regexp.MustCompile(`^\s*(?:[\w.-]+@[\w.-]+(?::[^$#\s]*)?\s?[$#]|\$|>>>|PS [A-Z]:[^>]*>)\s+\S`)
 	reTag           = regexp.MustCompile(`<[^<>]*>`)
-	reRunnerLine    = regexp.MustCompile(`^(?:=+ .+ =+\s*$|.*\S\s+\[\s*\d{1,3}%\]\s*$|=== (?:RUN|PAUSE|CONT)\s|--- (?:PASS|FAIL|SKIP):|(?:ok|FAIL|PASS)\s+\S+\s+\(?[\d.]+m?s\)?|E {3,}\S)`)
+	reRunnerBanner  = regexp.MustCompile(`^(?:=+ \S.* =+|=== (?:RUN|PAUSE|CONT) .*)\s*$`)
+	reRunnerSummary = regexp.MustCompile(`^(?:--- (?:PASS|FAIL|SKIP): |(?:ok|FAIL|PASS)\s+\S+\s+\(?[\d.]+m?s\)?|E {3,}\S)`)
+	reRunnerPercent = regexp.MustCompile(`\S\s+\[\s*\d{1,3}%\]\s*$`)
 	reExportMessage = regexp.MustCompile(`"type"\s*:\s*"message"`)
 	reChatFriend    = regexp.MustCompile(`(?i)\b(?:i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
 )
@@ -164,7 +166,7 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 		}
 
 		// Test-runner output (pytest, go test).
-		if len(line) > 0 && (line[0] == '=' || line[0] == '-' || line[0] == 'o' || line[0] == 'F' || line[0] == 'P' || line[0] == 'E' || line[len(line)-1] == ']') && reRunnerLine.Match(line) {
+		if isRunnerLine(line) {
 			if runner.add(lineNo) >= minRunnerLines {
 				return reject(RuleTranscript, runner.start,
 					fmt.Sprintf("The content looks like a tool log: test-runner output starting at line %d.", runner.start),
@@ -342,4 +344,22 @@ func looksLikePrompt(t string) bool {
 		return true
 	}
 	return strings.Contains(t, "@")
+}
+
+// isRunnerLine reports lines of test-runner output: pytest banners and
+// progress lines ("tests/x.py ..F  [ 41%]"), pytest error lines, and go
+// test's RUN, PASS, FAIL and ok lines.
+func isRunnerLine(line []byte) bool {
+	if len(line) < 4 {
+		return false
+	}
+	switch line[0] {
+	case '=':
+		return reRunnerBanner.Match(line)
+	case '-', 'o', 'F', 'P', 'E':
+		if reRunnerSummary.Match(line) {
+			return true
+		}
+	}
+	return line[len(line)-1] == ']' && bytes.Contains(line, []byte("%]")) && reRunnerPercent.Match(line)
 }
