@@ -429,7 +429,7 @@ func TestServe_WriteGate(t *testing.T) {
 		{"outside root", "memory_create", map[string]any{"path": "/etc/x.md", "file_text": "x"}, "outside the memory directory"},
 		{"hidden", "memory_create", map[string]any{"path": "/memories/.git/config", "file_text": "x"}, "Error:"},
 		{"rename out", "memory_rename", map[string]any{"old_path": "/memories/notes/a.md", "new_path": "/memories/../a.md"}, "Error:"},
-		{"secret", "memory_create", map[string]any{"path": "/memories/notes/keys.md", "file_text": "- aws: AKIAIOSFODNN7EXAMPLE\n"}, "Error:"},
+		{"secret", "memory_create", map[string]any{"path": "/memories/notes/keys.md", "file_text": "- aws: AKIA" + "EXAMPLEFAKEKEY01\n"}, "Error:"},
 		{"private key", "memory_create", map[string]any{"path": "/memories/notes/k.md", "file_text": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n"}, "Error:"},
 		{"transcript", "memory_create", map[string]any{"path": "/memories/notes/chat.md", "file_text": strings.Repeat("User: what is the revenue?\nAssistant: Let me check the database.\n", 6)}, "Error:"},
 		{"oversize", "memory_create", map[string]any{"path": "/memories/notes/big.md", "file_text": strings.Repeat("- a rule that is long enough\n", 20000)}, "Error:"},
@@ -454,7 +454,7 @@ func TestServe_WriteGate(t *testing.T) {
 			if !strings.Contains(text, tt.want) {
 				t.Errorf("text %q does not contain %q", text, tt.want)
 			}
-			if strings.Contains(text, "AKIAIOSFODNN7EXAMPLE") || strings.Contains(text, "ghp_0123") {
+			if strings.Contains(text, "AKIA"+"EXAMPLEFAKEKEY01") || strings.Contains(text, "ghp_0123") {
 				t.Errorf("message echoes the secret: %s", text)
 			}
 			if strings.Contains(text, home) {

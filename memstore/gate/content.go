@@ -22,9 +22,9 @@ import (
 //  3. secrets: credentials such as API keys, tokens, private keys and
 //     literal passwords (Rule "secret");
 //  4. transcripts and tool logs: speaker turns, tool-call blocks, JSON-RPC
-//     logs, stack traces and bulk log lines (Rule "transcript"), in
-//     documents only (.md .txt .yaml .yml .json), not in CSV data or
-//     artifact code (.html .js .css .svg);
+//     logs, stack traces, shell sessions, chat logs (JSON, YAML, CSV,
+//     HTML, ChatML, IRC) and bulk log lines (Rule "transcript"), in every
+//     file type;
 //  5. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
 //     (Rule "syntax").
@@ -42,15 +42,12 @@ func Content(rel string, content []byte, lim Limits) error {
 		return err
 	}
 	lower := asciiLower(content)
-	if f := findSecret(content, lower); f != nil {
+	if f := findSecret(string(content)); f != nil {
 		return secretRejection(f)
 	}
 	ext := strings.ToLower(path.Ext(rel))
-	switch ext {
-	case ".md", ".txt", ".yaml", ".yml", ".json", "":
-		if r := findTranscript(content, lower); r != nil {
-			return r
-		}
+	if r := findTranscript(content, lower); r != nil {
+		return r
 	}
 	switch ext {
 	case ".md":

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -219,6 +220,59 @@ func FuzzContent(f *testing.F) {
 			if c < 0x20 || c == 0x7f {
 				t.Fatalf("message holds a control character: %q", msg)
 			}
+		}
+	})
+}
+
+// FuzzNormalizedViews checks that the normaliser never panics, is
+// deterministic, and maps every line of a view to a line of its input.
+func FuzzNormalizedViews(f *testing.F) {
+	for _, s := range []string{
+		"token: ghp_abc\n  def\n", "key: >-\n  abc\n  def\n", "a\\\nb\n", "\"ab\" + \"cd\"",
+		"\u200bgh\u00adp_x", "ｇｈｐ＿", "%2570%41", "\\u0067hp", "&#103;&amp;", "Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6",
+		"0x6768705f616263646566676869", "", "\n\n", "=\n==\n", "key: |\n\n  x\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, b := normalizedViews(s), normalizedViews(s)
+		if len(a) != len(b) {
+			t.Fatalf("views differ between runs: %d and %d", len(a), len(b))
+		}
+		lines := strings.Count(s, "\n") + 1
+		for i := range a {
+			if a[i].text != b[i].text || len(a[i].origin) != len(b[i].origin) {
+				t.Fatalf("view %d differs between runs", i)
+			}
+			for j, o := range a[i].origin {
+				if o < 1 || o > lines || o != b[i].origin[j] {
+					t.Fatalf("view %d line %d maps to line %d of %d", i, j+1, o, lines)
+				}
+			}
+		}
+	})
+}
+
+// FuzzFindTranscript checks that the transcript detectors never panic,
+// are deterministic and name a line of the content.
+func FuzzFindTranscript(f *testing.F) {
+	for _, s := range []string{
+		"User: a\nAssistant: b\nUser: c\nAssistant: d\n", `[{"role":"user"},{"role":"assistant"},{"role":"user"}]`,
+		"<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n", "$ ls\na\nb\n$ pwd\n/\n", "● Read(x)\n  ⎿  ok\n● done\n",
+		"[10:00] <a> hi\n[10:01] <b> yo\n[10:02] <a> ok\n", "q: can you help me?\na: sure, I can\nq: thanks\na: you are welcome\n",
+		"Traceback (most recent call last):\n  File \"a\", line 1\n  File \"b\", line 2\n  File \"c\", line 3\n",
+		"role,content\nuser,a\nassistant,b\nuser,c\n", "<p><b>User:</b> a</p>", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		lower := asciiLower(content)
+		a, b := findTranscript(content, lower), findTranscript(content, lower)
+		if (a == nil) != (b == nil) || a != nil && *a != *b {
+			t.Fatalf("findTranscript differs between runs: %v and %v", a, b)
+		}
+		if a != nil && (a.Line < 0 || a.Line > bytes.Count(content, []byte("\n"))+1) {
+			t.Fatalf("line %d out of range", a.Line)
 		}
 	})
 }

@@ -41,6 +41,10 @@ const pathHint = "Use a path like /memories/notes/topic.md: elements separated b
 // elements not in Unicode NFC; elements longer than lim.MaxNameBytes and
 // paths deeper than lim.MaxDepth.
 //
+// Path also refuses, with Rule "secret", an element that holds a
+// credential (a token in a file or directory name would land in the tree
+// and the commit message), using the detectors of [Content].
+//
 // Path never repeats the offending bytes in its message: elements are named
 // by position and characters by code point.
 func Path(virtual string, lim Limits) (string, error) {
@@ -73,6 +77,9 @@ func Path(virtual string, lim Limits) (string, error) {
 		if err := checkElement(i+1, e, lim); err != nil {
 			return "", err
 		}
+	}
+	if err := pathSecret(elems); err != nil {
+		return "", err
 	}
 	if len(elems) > lim.MaxDepth {
 		return "", reject(RulePath, 0,
@@ -293,4 +300,32 @@ func NoSymlinks(root, rel string) error {
 		}
 	}
 	return nil
+}
+
+// pathSecret refuses a path whose elements hold a credential. Each element
+// is scanned on its own line, so a finding names the element by its
+// position.
+func pathSecret(elems []string) *Rejection {
+	f := findSecret(strings.Join(elems, "\n"))
+	if f == nil {
+		return nil
+	}
+	return reject(RuleSecret, 0,
+		fmt.Sprintf("Path element %d holds what looks like %s.", f.line, f.kind.shortWhat()),
+		"Nothing was written. Name files and directories after their topic, never after a credential, and keep the secret in the environment or a secret manager.")
+}
+
+// Text checks a short value that is stored outside any file, such as a
+// commit's author, tool or source trailer, for a credential, with the
+// detectors of [Content]. field names the value in the message ("author",
+// "tool"); it is a constant of the caller, never user input. Text returns
+// a [*Rejection] of Rule "secret", or nil.
+func Text(field, value string) error {
+	f := findSecret(value)
+	if f == nil {
+		return nil
+	}
+	return reject(RuleSecret, 0,
+		fmt.Sprintf("The %s holds what looks like %s.", field, f.kind.shortWhat()),
+		"Nothing was written. Give a name or description there, never a credential.")
 }

@@ -310,3 +310,54 @@ func TestRejection_Error(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		value string
+		want  bool // refused
+	}{
+		{"claude-code", false},
+		{"Alice Example", false},
+		{"trusted_tool_result", false},
+		{"AKIAIOSFODNN7EXAMPLE", false},
+		{"bot ghp_" + fake(36), true},
+		{"deploy AKIA" + "EXAMPLEFAKEKEY01", true},
+		{"password=" + fake(16), true},
+	}
+	for _, tt := range tests {
+		err := Text("author", tt.value)
+		var r *Rejection
+		if got := errors.As(err, &r); got != tt.want {
+			t.Errorf("Text(%q) = %v, want refused %v", tt.value, err, tt.want)
+			continue
+		}
+		if r == nil {
+			continue
+		}
+		if r.Rule != RuleSecret || !strings.HasPrefix(r.Msg, "The author holds") || strings.Contains(r.Error(), tt.value) {
+			t.Errorf("Text(%q) = %q (rule %s)", tt.value, r.Error(), r.Rule)
+		}
+	}
+}
+
+func TestPath_Secret(t *testing.T) {
+	for _, p := range []string{
+		"/memories/tokens/ghp_" + fake(36) + ".md",
+		"/memories/aws/AKIA" + "EXAMPLEFAKEKEY01/notes.md",
+	} {
+		_, err := Path(p, DefaultLimits())
+		var r *Rejection
+		if !errors.As(err, &r) || r.Rule != RuleSecret {
+			t.Errorf("Path(%q) = %v, want a secret rejection", p, err)
+			continue
+		}
+		if strings.Contains(r.Error(), "AKIA") || strings.Contains(r.Error(), "ghp_") {
+			t.Errorf("message repeats the path: %s", r.Error())
+		}
+	}
+	for _, p := range []string{"/memories/notes/token-rotation.md", "/memories/aws/AKIAIOSFODNN7EXAMPLE.md"} {
+		if _, err := Path(p, DefaultLimits()); err != nil {
+			t.Errorf("Path(%q) = %v, want nil", p, err)
+		}
+	}
+}

@@ -17,22 +17,38 @@ type secretKind struct {
 }
 
 var (
-	kindAWSKeyID     = &secretKind{"aws-access-key-id", "an AWS access key id", "AWS_ACCESS_KEY_ID"}
-	kindAWSSecret    = &secretKind{"aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY"}
-	kindGitHub       = &secretKind{"github-token", "a GitHub token", "GITHUB_TOKEN"}
-	kindGitLab       = &secretKind{"gitlab-token", "a GitLab access token", "GITLAB_TOKEN"}
-	kindSlackToken   = &secretKind{"slack-token", "a Slack token", "SLACK_TOKEN"}
-	kindSlackWebhook = &secretKind{"slack-webhook", "a Slack webhook URL (the URL is the credential)", "SLACK_WEBHOOK_URL"}
-	kindAnthropic    = &secretKind{"anthropic-api-key", "an Anthropic API key", "ANTHROPIC_API_KEY"}
-	kindOpenAI       = &secretKind{"openai-api-key", "an OpenAI API key", "OPENAI_API_KEY"}
-	kindGoogle       = &secretKind{"google-api-key", "a Google API key", "GOOGLE_API_KEY"}
-	kindStripe       = &secretKind{"stripe-key", "a Stripe live key", "STRIPE_SECRET_KEY"}
-	kindPrivateKey   = &secretKind{"private-key", "a private key block", "PRIVATE_KEY_FILE"}
-	kindJWT          = &secretKind{"jwt", "a JSON Web Token", "API_TOKEN"}
-	kindURLPassword  = &secretKind{"url-password", "a password inside a connection string or URL", "DB_PASSWORD"}
-	kindAuthHeader   = &secretKind{"authorization-header", "a credential in an Authorization header", "API_TOKEN"}
-	kindAssignment   = &secretKind{"assignment", "a literal secret assigned to a credential field", ""}
+	kindAWSKeyID      = &secretKind{"aws-access-key-id", "an AWS access key id", "AWS_ACCESS_KEY_ID"}
+	kindAWSSecret     = &secretKind{"aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY"}
+	kindAnthropic     = &secretKind{"anthropic-api-key", "an Anthropic API key", "ANTHROPIC_API_KEY"}
+	kindOpenAI        = &secretKind{"openai-api-key", "an OpenAI API key", "OPENAI_API_KEY"}
+	kindPrivateKey    = &secretKind{"private-key", "a private key block", "PRIVATE_KEY_FILE"}
+	kindJWT           = &secretKind{"jwt", "a JSON Web Token", "API_TOKEN"}
+	kindURLPassword   = &secretKind{"url-password", "a password inside a connection string or URL", "DB_PASSWORD"}
+	kindAuthHeader    = &secretKind{"authorization-header", "a credential in an Authorization header", "API_TOKEN"}
+	kindAssignment    = &secretKind{"assignment", "a literal secret assigned to a credential field", ""}
+	kindPEMBody       = &secretKind{"private-key-body", "the base64 body of a key without its header", "PRIVATE_KEY_FILE"}
+	kindPassphrase    = &secretKind{"passphrase", "a passphrase of several words", "KEY_PASSPHRASE"}
+	kindPuTTY         = &secretKind{"putty-private-key", "a PuTTY private key file", "PRIVATE_KEY_FILE"}
+	kindTelegram      = &secretKind{"telegram-bot-token", "a Telegram bot token", "TELEGRAM_BOT_TOKEN"}
+	kindDiscord       = &secretKind{"discord-token", "a Discord bot token or webhook URL", "DISCORD_TOKEN"}
+	kindHuggingFace   = &secretKind{"huggingface-token", "a Hugging Face access token", "HF_TOKEN"}
+	kindMailchimp     = &secretKind{"mailchimp-api-key", "a Mailchimp API key", "MAILCHIMP_API_KEY"}
+	kindMailgun       = &secretKind{"mailgun-api-key", "a Mailgun API key", "MAILGUN_API_KEY"}
+	kindDockerAuth    = &secretKind{"docker-auth", "registry credentials in a Docker auths entry", "REGISTRY_PASSWORD"}
+	kindAzureSAS      = &secretKind{"azure-sas", "an Azure shared access signature (the sig parameter is the credential)", "AZURE_SAS_TOKEN"}
+	kindCLIPassword   = &secretKind{"cli-password", "a password on a command line (curl -u, mysql -p)", "CLI_PASSWORD"}
+	kindNetrc         = &secretKind{"netrc-password", "a password in a .netrc entry", "NETRC_PASSWORD"}
+	kindPgpass        = &secretKind{"pgpass-password", "a password in a .pgpass line", "PGPASSWORD"}
+	kindScannerBroken = &secretKind{"scanner-unavailable", "content the secret scanner could not check (its rules failed to load)", "API_TOKEN"}
 )
+
+// shortWhat is what, for use where no field name is shown.
+func (k *secretKind) shortWhat() string {
+	if k == kindAssignment {
+		return "a literal secret assigned to a credential field"
+	}
+	return k.what
+}
 
 // A secretFinding locates a credential: the line and the byte span of the
 // secret within that line (used by tests to prove messages never hold it).
@@ -57,15 +73,23 @@ type secretDetector struct {
 // anchored on a literal prefix that the needle prefilter requires.
 var (
 	reAWSKeyID      = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
-	reGitHub        = regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)
-	reGitLab        = regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)
-	reSlackToken    = regexp.MustCompile(`\b(?:xox[bpaors]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)
-	reSlackWebhook  = regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]+`)
 	reAnthropic     = regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)
 	reOpenAI        = regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`)
-	reGoogle        = regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)
-	reStripe        = regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{10,}`)
-	rePrivateKey    = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	rePrivateKey    = regexp.MustCompile(`(?i)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	rePuTTY         = regexp.MustCompile(`(?i)\bPuTTY-User-Key-File-\d+:`)
+	reTelegram      = regexp.MustCompile(`(?:^|[^0-9])(\d{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)`)
+	reHuggingFace   = regexp.MustCompile(`\b(?:hf_[A-Za-z]{34}|api_org_[A-Za-z]{34})\b`)
+	reMailchimp     = regexp.MustCompile(`\b[0-9a-f]{32}-us[0-9]{1,2}\b`)
+	reMailgun       = regexp.MustCompile(`\bkey-[0-9a-f]{32}\b`)
+	reDiscordBot    = regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b`)
+	reDiscordHook   = regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)
+	reDockerAuth    = regexp.MustCompile(`"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"`)
+	reAzureSig      = regexp.MustCompile(`[?&]sig=([A-Za-z0-9%+/=]{20,})`)
+	reCurlUser      = regexp.MustCompile(`(?:^|[\s\x60])(?:-u|--user)(?:=|\s+)["']?([^\s:"'$]+):([^\s"'@\x60]+)`)
+	reMySQLPass     = regexp.MustCompile(`\bmysql(?:dump|admin)?\b.*\s-p([^\s"'\x60]{4,})`)
+	reXMLProperty   = regexp.MustCompile(`name="([A-Za-z0-9_.-]+)"\s+value="([^"]+)"`)
+	reHCLVariable   = regexp.MustCompile(`\bvariable\s+"([A-Za-z0-9_.-]+)"\s*\{[^}]*\bdefault\s*=\s*"([^"]+)"`)
+	rePassphrase    = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase|seed))["'*]*\s*[:=]\s*["']?([a-z]+(?:[ -][a-z]+){2,23})["']?\s*$`)
 	reJWT           = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
 	reURLPassword   = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s:/?#@'"<>]*):([^\s/?#@'"<>]+)@[A-Za-z0-9\[]`)
 	reAuthHeader    = regexp.MustCompile(`(?i)\bauthorization["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
@@ -84,7 +108,12 @@ func spanOf(re *regexp.Regexp, k *secretKind, line string, g int) (secretFinding
 
 func simple(k *secretKind, re *regexp.Regexp, needles ...string) secretDetector {
 	return secretDetector{needles: needles, match: func(line, _ string) (secretFinding, bool) {
-		return spanOf(re, k, line, 0)
+		for _, m := range re.FindAllStringIndex(line, -1) {
+			if !isDocPlaceholder(line[m[0]:m[1]]) {
+				return secretFinding{kind: k, start: m[0], end: m[1]}, true
+			}
+		}
+		return secretFinding{}, false
 	}}
 }
 
@@ -93,14 +122,20 @@ func simple(k *secretKind, re *regexp.Regexp, needles ...string) secretDetector 
 var detectors = []secretDetector{
 	simple(kindPrivateKey, rePrivateKey, "private key"),
 	simple(kindAWSKeyID, reAWSKeyID, "akia", "asia"),
-	simple(kindGitHub, reGitHub, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-	simple(kindGitLab, reGitLab, "glpat-"),
-	simple(kindSlackWebhook, reSlackWebhook, "hooks.slack.com"),
-	simple(kindSlackToken, reSlackToken, "xox", "xapp-"),
+	simple(kindPuTTY, rePuTTY, "putty-user-key-file"),
 	simple(kindAnthropic, reAnthropic, "sk-ant-"),
 	{needles: []string{"sk-"}, match: matchOpenAI},
-	simple(kindGoogle, reGoogle, "aiza"),
-	simple(kindStripe, reStripe, "_live_"),
+	{needles: []string{":aa"}, match: matchTelegram},
+	simple(kindDiscord, reDiscordHook, "discord"),
+	simple(kindHuggingFace, reHuggingFace, "hf_", "api_org_"),
+	simple(kindMailchimp, reMailchimp, "-us"),
+	simple(kindMailgun, reMailgun, "key-"),
+	{needles: []string{`"auth"`}, match: matchDockerAuth},
+	{needles: []string{"sig="}, match: matchAzureSAS},
+	{needles: []string{"-u", "--user", "mysql"}, match: matchCLIPassword},
+	{needles: []string{"value="}, match: matchXMLProperty},
+	{needles: []string{"variable"}, match: matchHCLVariable},
+	{needles: []string{"pass", "mnemonic", "seed"}, match: matchPassphrase},
 	{needles: []string{"eyj"}, match: matchJWT},
 	{needles: []string{"://"}, match: matchURLPassword},
 	{needles: []string{"authorization"}, match: matchAuthHeader},
@@ -134,12 +169,57 @@ var needleIndex = func() (ix struct {
 	return ix
 }()
 
-// findSecret returns the first line of content holding a credential, or nil.
-// lower is content with ASCII letters lower-cased. Each line is scanned once
-// for the needles of all detectors; the detectors it triggers then run in
+// findSecret returns the earliest line of text holding a credential, or
+// nil. It reads the raw text and its normalised views (see
+// [normalizedViews]) with the gate's own detectors and gitleaks' default
+// rules; on one line the raw text and the gate's own detectors name the
+// secret first. Only findings in the raw text carry a span.
+func findSecret(text string) *secretFinding {
+	best := scanView(text, nil)
+	for _, v := range normalizedViews(text) {
+		if f := scanView(v.text, v.lineOf); f != nil && (best == nil || f.line < best.line) {
+			f.start, f.end = 0, 0
+			best = f
+		}
+	}
+	return best
+}
+
+// scanView returns the earliest finding in text; lineOf, when not nil,
+// maps its lines to lines of the content.
+func scanView(text string, lineOf func(int) int) *secretFinding {
+	var best *secretFinding
+	consider := func(f secretFinding) {
+		if lineOf != nil {
+			f.line = lineOf(f.line)
+		}
+		// On one line a vendor's rule names the secret better than the
+		// generic assignment detector.
+		if best == nil || f.line < best.line || f.line == best.line && best.kind == kindAssignment && f.kind != kindAssignment {
+			best = &f
+		}
+	}
+	if f := findSecretLines(text); f != nil {
+		consider(*f)
+	}
+	for _, f := range findSecretBlocks(text) {
+		consider(f)
+	}
+	for _, f := range gitleaksFindings(text) {
+		consider(f)
+	}
+	return best
+}
+
+// findSecretLines returns the first line of text on which one of the
+// line detectors finds a credential, or nil. Each line is scanned once for
+// the needles of all detectors; the detectors it triggers then run in
 // priority order.
-func findSecret(content, lower []byte) *secretFinding {
-	text, ltext := string(content), string(lower)
+func findSecretLines(text string) *secretFinding {
+	ltext := strings.ToLower(text)
+	if len(ltext) != len(text) {
+		ltext = string(asciiLower([]byte(text)))
+	}
 	lineNo := 0
 	for off := 0; off < len(ltext); {
 		end := strings.IndexByte(ltext[off:], '\n')
@@ -191,7 +271,7 @@ func matchOpenAI(line, _ string) (secretFinding, bool) {
 			continue
 		}
 		body := line[m[2]:m[3]]
-		if hasClasses(body, true, true, true) {
+		if hasClasses(body, true, true, true) && !isDocPlaceholder(line[m[0]:m[1]]) {
 			return secretFinding{kind: kindOpenAI, start: m[0], end: m[1]}, true
 		}
 	}
@@ -377,7 +457,10 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 			if !isCredentialField(key) {
 				continue
 			}
-			vs, ve, ok := assignedValue(line, ke)
+			// A --flag=value or an environment prefix (PGPASSWORD=x psql)
+			// ends its value at the first blank: what follows is the command.
+			word := strings.HasPrefix(line[ks:ke], "--") || ke < len(line) && line[ke] == '=' && isUpperName(key)
+			vs, ve, ok := assignedValue(line, ke, word)
 			if !ok {
 				continue
 			}
@@ -399,7 +482,7 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 // assignedValue parses the assignment operator and value after a field name
 // ending at byte i of line. It returns the span of the value, or ok false
 // when there is no assignment or the value is prose (several words).
-func assignedValue(line string, i int) (start, end int, ok bool) {
+func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
 	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
 		i++
 	}
@@ -429,7 +512,7 @@ func assignedValue(line string, i int) (start, end int, ok bool) {
 		}
 		v := line[i+1 : i+1+j]
 		if strings.ContainsAny(v, " \t") {
-			return 0, 0, false // prose, or a passphrase we accept missing
+			return 0, 0, false // prose; passphrases are matchPassphrase's
 		}
 		return i + 1, i + 1 + j, true
 	}
@@ -438,7 +521,7 @@ func assignedValue(line string, i int) (start, end int, ok bool) {
 		j++
 	}
 	rest := strings.TrimLeft(line[j:], " \t")
-	if j < len(line) && (line[j] == ' ' || line[j] == '\t') && rest != "" && rest[0] != '#' && !strings.HasPrefix(rest, "//") {
+	if !word && j < len(line) && (line[j] == ' ' || line[j] == '\t') && rest != "" && rest[0] != '#' && !strings.HasPrefix(rest, "//") {
 		return 0, 0, false // several words: prose
 	}
 	return i, j, true
@@ -448,7 +531,7 @@ func assignedValue(line string, i int) (start, end int, ok bool) {
 // credential field looks like a credential rather than a reference,
 // placeholder, name or prose.
 func looksLikeSecretValue(v string) bool {
-	if len(v) < 6 || isReference(v) || isPlaceholder(v) {
+	if len(v) < 6 || isReference(v) || isPlaceholder(v) || isDocPlaceholder(v) {
 		return false
 	}
 	allDigits, plainWord, ident := true, true, true
@@ -485,7 +568,17 @@ func isCodeExpression(v string) bool {
 	if strings.ContainsAny(v, "(<[") {
 		return true
 	}
-	return reMemberChain.MatchString(v)
+	if !reMemberChain.MatchString(v) {
+		return false
+	}
+	// A segment that mixes digits and both cases over 16 characters is a
+	// token (dp.st.prd.X7f..., a file named after one), not an identifier.
+	for _, seg := range strings.Split(v, ".") {
+		if len(seg) >= 16 && hasClasses(seg, true, true, true) {
+			return false
+		}
+	}
+	return true
 }
 
 var reMemberChain = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$`)
@@ -518,6 +611,12 @@ func isReference(v string) bool {
 // reEnvRef matches code that reads the environment: process.env.X,
 // os.Getenv("X"), os.environ["X"], ENV["X"].
 var reEnvRef = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:env|environ|getenv)\s*[.(\[]`)
+
+// isUpperName reports names of upper-case letters, digits and
+// underscores, as environment variables are spelled.
+func isUpperName(v string) bool {
+	return v != "" && strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
+}
 
 // isEnvName reports names like OPENAI_API_KEY: upper-case letters, digits
 // and at least one underscore.
@@ -623,4 +722,224 @@ func envNameFor(key string) string {
 		return "SECRET_NAME"
 	}
 	return s
+}
+
+func matchTelegram(line, _ string) (secretFinding, bool) {
+	for _, m := range reTelegram.FindAllStringSubmatchIndex(line, -1) {
+		if !isDocPlaceholder(line[m[2]:m[3]]) {
+			return secretFinding{kind: kindTelegram, start: m[2], end: m[3]}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// matchDockerAuth finds "auth": "<base64 of user:password>" entries of a
+// Docker or Podman auths configuration.
+func matchDockerAuth(line, _ string) (secretFinding, bool) {
+	for _, m := range reDockerAuth.FindAllStringSubmatchIndex(line, -1) {
+		v := line[m[2]:m[3]]
+		raw, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			continue
+		}
+		user, pass, ok := strings.Cut(string(raw), ":")
+		if ok && user != "" && len(pass) >= 4 && !isReference(pass) && !isPlaceholder(pass) {
+			return secretFinding{kind: kindDockerAuth, start: m[2], end: m[3]}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// matchAzureSAS finds the sig parameter of a shared access signature URL
+// (one that also carries a version, expiry or permission parameter).
+func matchAzureSAS(line, lower string) (secretFinding, bool) {
+	if !strings.Contains(lower, "sv=") && !strings.Contains(lower, "se=") && !strings.Contains(lower, "sp=") {
+		return secretFinding{}, false
+	}
+	m := reAzureSig.FindStringSubmatchIndex(line)
+	if m == nil || isPlaceholder(line[m[2]:m[3]]) {
+		return secretFinding{}, false
+	}
+	return secretFinding{kind: kindAzureSAS, start: m[2], end: m[3]}, true
+}
+
+// matchCLIPassword finds passwords given on a command line: curl -u
+// user:password, --user=user:password and mysql -pPASSWORD.
+func matchCLIPassword(line, lower string) (secretFinding, bool) {
+	// -u means something else to date, sort and most other commands.
+	if strings.Contains(lower, "curl") || strings.Contains(lower, "wget") || strings.Contains(lower, "http") {
+		for _, m := range reCurlUser.FindAllStringSubmatchIndex(line, -1) {
+			pass := line[m[4]:m[5]]
+			if len(pass) >= 4 && !isReference(pass) && !isPlaceholder(pass) && !isEnvName(pass) {
+				return secretFinding{kind: kindCLIPassword, start: m[4], end: m[5]}, true
+			}
+		}
+	}
+	if strings.Contains(lower, "mysql") {
+		if m := reMySQLPass.FindStringSubmatchIndex(line); m != nil {
+			pass := line[m[2]:m[3]]
+			if !isReference(pass) && !isPlaceholder(pass) {
+				return secretFinding{kind: kindCLIPassword, start: m[2], end: m[3]}, true
+			}
+		}
+	}
+	return secretFinding{}, false
+}
+
+// matchXMLProperty finds <property name="password" value="..."/> forms.
+func matchXMLProperty(line, _ string) (secretFinding, bool) {
+	for _, m := range reXMLProperty.FindAllStringSubmatchIndex(line, -1) {
+		key, v := line[m[2]:m[3]], line[m[4]:m[5]]
+		if isCredentialField(key) && looksLikeSecretValue(v) {
+			return secretFinding{kind: kindAssignment, start: m[4], end: m[5], key: key}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// matchHCLVariable finds a Terraform variable whose name is a credential
+// field and whose default is a literal secret.
+func matchHCLVariable(line, _ string) (secretFinding, bool) {
+	m := reHCLVariable.FindStringSubmatchIndex(line)
+	if m == nil {
+		return secretFinding{}, false
+	}
+	key, v := line[m[2]:m[3]], line[m[4]:m[5]]
+	if !isCredentialField(key) || !looksLikeSecretValue(v) {
+		return secretFinding{}, false
+	}
+	return secretFinding{kind: kindAssignment, start: m[4], end: m[5], key: key}, true
+}
+
+// matchPassphrase finds passphrases and seed phrases: a password,
+// passphrase or mnemonic field whose value is three or more lower-case
+// words, none of them a function word (so prose such as "must be at least
+// 12 characters" or "a short name for the metric" is not one).
+func matchPassphrase(line, _ string) (secretFinding, bool) {
+	m := rePassphrase.FindStringSubmatchIndex(line)
+	if m == nil {
+		return secretFinding{}, false
+	}
+	words := strings.FieldsFunc(line[m[4]:m[5]], func(r rune) bool { return r == ' ' || r == '-' })
+	for _, w := range words {
+		if len(w) < 3 || functionWords[strings.ToLower(w)] {
+			return secretFinding{}, false
+		}
+	}
+	return secretFinding{kind: kindPassphrase, start: m[4], end: m[5], key: line[m[2]:m[3]]}, true
+}
+
+// functionWords are words prose is made of and passphrases avoid.
+var functionWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and for are but not you your all any can her was one our out has him his how its may new now see two way who did get let put say she too use via per from into with this that than then them they what when where which while will would shall should must might could been being have here there these those only also just like such some each both more most other about above after again against before below between during under over same very own off once few nor set must never always please store stored read kept keep use used using required optional value values field name names secret password example file vault environment variable env`) {
+		functionWords[w] = true
+	}
+}
+
+var (
+	reNetrc  = regexp.MustCompile(`(?m)^[ \t]*machine[ \t]+\S+(?:\s+login[ \t]+\S+)?\s+password[ \t]+(\S+)`)
+	rePgpass = regexp.MustCompile(`^[A-Za-z0-9_.*-]+:(?:\d{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:(\S{6,})$`)
+	rePEMRow = regexp.MustCompile(`^[A-Za-z0-9+/]{64}$`)
+)
+
+// minPEMRows is how many 64-column base64 lines in a row make a key body.
+const minPEMRows = 4
+
+// findSecretBlocks finds credentials that span lines or need the whole
+// text: .netrc entries, .pgpass lines, and the base64 body of a PEM key
+// pasted without its header (a block of 64-column base64 lines that no
+// BEGIN line of a public key or certificate introduces).
+func findSecretBlocks(text string) []secretFinding {
+	var out []secretFinding
+	if strings.Contains(text, "machine") {
+		for _, m := range reNetrc.FindAllStringSubmatchIndex(text, -1) {
+			if p := text[m[2]:m[3]]; !isReference(p) && !isPlaceholder(p) {
+				out = append(out, secretFinding{kind: kindNetrc, line: lineAt([]byte(text), m[2])})
+				break
+			}
+		}
+	}
+	rows, start, header, pgpass, discord := 0, 0, "", false, false
+	for i, l := range strings.Split(text, "\n") {
+		if !pgpass && strings.Count(l, ":") == 4 && !strings.ContainsAny(l, " \t") {
+			if m := rePgpass.FindStringSubmatch(l); m != nil && looksLikeSecretValue(m[1]) {
+				out = append(out, secretFinding{kind: kindPgpass, line: i + 1})
+				pgpass = true
+			}
+		}
+		if !discord && strings.Count(l, ".") >= 2 && hasRun(l, 23) {
+			for _, m := range reDiscordBot.FindAllStringIndex(l, -1) {
+				if first, _, _ := strings.Cut(l[m[0]:m[1]], "."); hasClasses(first, true, true, true) {
+					out = append(out, secretFinding{kind: kindDiscord, line: i + 1})
+					discord = true
+					break
+				}
+			}
+		}
+		t := strings.TrimSpace(l)
+		if k := strings.Index(t, "-----"); k >= 0 {
+			// A BEGIN or END line, also inside a string literal.
+			header, rows = strings.ToUpper(t[k:]), 0
+			continue
+		}
+		if len(t) != 64 || !rePEMRow.MatchString(t) {
+			rows = 0
+			if t != "" && !strings.Contains(t, ":") {
+				header = "" // a block's headers (Proc-Type: ...) may sit between BEGIN and body
+			}
+			continue
+		}
+		if rows == 0 {
+			start = i + 1
+		}
+		rows++
+		if rows == minPEMRows && !strings.HasPrefix(header, "-----BEGIN") {
+			out = append(out, secretFinding{kind: kindPEMBody, line: start})
+		}
+	}
+	return out
+}
+
+// docPlaceholders are credentials published in vendor documentation as
+// examples; they are accepted wherever they appear.
+var docPlaceholders = map[string]bool{
+	"AKIAIOSFODNN7EXAMPLE":                         true,
+	"ASIAIOSFODNN7EXAMPLE":                         true,
+	"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY":     true,
+	"je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY":     true,
+	"123456789:ABC-DEF1234ghIkl-zyx57W2v1u123ew11": true, // Telegram Bot API docs
+	"xoxb-not-a-real-token-this-will-not-work":     true, // Slack docs
+}
+
+// isDocPlaceholder reports whether a token-shaped secret is a documentation
+// placeholder: one of docPlaceholders, a token ending in EXAMPLE or
+// EXAMPLEKEY (the AWS convention), a <your-token> style name, or a token
+// whose body is padded with a run of at least 8 x, X, 0, * or . characters
+// (ghp_xxxxxxxx, sk-000000000000). A token that merely contains the word
+// "example" elsewhere is not one.
+func isDocPlaceholder(s string) bool {
+	s = strings.Trim(s, "\"'`<>[](){} ")
+	if docPlaceholders[s] {
+		return true
+	}
+	if strings.HasSuffix(s, "EXAMPLE") || strings.HasSuffix(s, "EXAMPLEKEY") {
+		return true
+	}
+	if ls := strings.ToLower(s); strings.HasPrefix(ls, "your") || strings.Contains(ls, "-your-") || strings.Contains(ls, "_your_") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if i > 0 && s[i] == s[i-1] && strings.IndexByte("xX0*.", s[i]) >= 0 {
+			run++
+			if run >= 7 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }

@@ -14,9 +14,9 @@ const (
 	maxTurnGap       = 60 // lines between two turns of one conversation
 	minToolMarkers   = 3  // tool-call/tool-result markers, or one call and one result
 	minJSONRPC       = 3  // JSON-RPC 2.0 messages, with a method and a result or error
-	minStackFrames   = 8  // frames of one stack trace
+	minStackFrames   = 4  // frame lines of one stack trace, counting its header (Traceback, goroutine, TypeError: ...)
 	maxStackGap      = 2  // non-frame lines between two frames (Python source lines, Go function lines)
-	minLogLines      = 10 // timestamped or levelled log lines in one run
+	minLogLines      = 5  // timestamped or levelled log lines in one run
 	maxLogGap        = 3  // non-log lines between two log lines (continuations)
 	transcriptPrefix = "Nothing was written. Memory keeps task specifications, data schemas, tool configurations and output constraints, not sessions or logs:"
 )
@@ -93,10 +93,11 @@ func speaker(line []byte) (role, string) {
 
 var (
 	reGoFile      = regexp.MustCompile(`^\t\S+:\d+(?: \+0x[0-9a-f]+)?\s*$`)
-	reGoFunc      = regexp.MustCompile(`^[A-Za-z_][\w./-]*\.[^\s(]*\(.*\)$`)
 	reMoreFrames  = regexp.MustCompile(`^\.\.\. \d+ (?:more|common frames omitted)\s*$`)
 	reGoroutine   = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:\s*$`)
 	reAtFrame     = regexp.MustCompile(`^\s+at \S.*(?:\d\)?|\(Native Method\)|\(Unknown Source\)|\))\s*$`)
+	reErrorHeader = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)`)
+	reRubyFrame   = regexp.MustCompile(`^\s+(?:from )?\S+:\d+:in [\x60']`)
 	rePythonFrame = regexp.MustCompile(`^\s*File ".+", line \d+`)
 	reISOLog      = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+\S`)
 	reSyslog      = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \S`)
@@ -106,13 +107,18 @@ var (
 	reJSONRPC     = regexp.MustCompile(`"jsonrpc"\s*:\s*"2\.0"`)
 )
 
-// isStackFrame reports lines of a stack trace: frames of Go (function and
-// file lines), Java and C# ("at ..."), JavaScript, Python ("File ..."), and
-// the headers and footers between them (goroutine N [...]:, Traceback,
-// Caused by:, ... N more).
+// isStackFrame reports lines of a stack trace: frames of Go (file lines;
+// the function lines between them are gaps, since a Go call statement in a
+// code sample looks the same), Java and C# ("at ..."), JavaScript, Python
+// ("File ..."), Ruby, and the headers between them (goroutine N [...]:,
+// panic:, Traceback, Exception in thread, TypeError: ..., Caused by:,
+// ... N more).
 func isStackFrame(line []byte) bool {
 	if len(line) == 0 {
 		return false
+	}
+	if (bytes.Contains(line, []byte("Error")) || bytes.Contains(line, []byte("Exception"))) && reErrorHeader.Match(line) {
+		return true
 	}
 	switch c := line[0]; {
 	case c == '\t' && bytes.IndexByte(line, ':') > 0 && reGoFile.Match(line):
@@ -121,13 +127,19 @@ func isStackFrame(line []byte) bool {
 		return reGoroutine.Match(line)
 	case c == 'T':
 		return bytes.HasPrefix(line, []byte("Traceback (most recent call last):"))
+	case c == 'E' && bytes.HasPrefix(line, []byte("Exception in thread ")):
+		return true
+	case c == 'p' && bytes.HasPrefix(line, []byte("panic: ")):
+		return true
 	case c == 'C':
 		return bytes.HasPrefix(line, []byte("Caused by: "))
-	case c != ' ' && c != '\t' && c != 'F':
-		return line[len(line)-1] == ')' && reGoFunc.Match(line)
 	}
 	t := bytes.TrimLeft(line, " \t")
 	switch {
+	case bytes.HasPrefix(t, []byte("Traceback (most recent call last):")):
+		return true
+	case bytes.Contains(t, []byte(":in ")) && reRubyFrame.Match(line):
+		return true
 	case bytes.HasPrefix(t, []byte("at ")):
 		return reAtFrame.Match(line)
 	case bytes.HasPrefix(t, []byte("File \"")):
@@ -253,20 +265,22 @@ func findTranscript(content, lower []byte) *Rejection {
 		toolStart             int
 		rpc, rpcStart         int
 	)
+	if r := findTranscriptFormat(content, lower); r != nil {
+		return r
+	}
+	weak := weakSpeakersConversational(content)
 	lineNo := 0
 	for off := 0; off < len(content); {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		lline := lower[off : off+len(line)]
-		off = end + 1
+		start := off
+		var line []byte
+		line, off = nextLine(content, off)
+		lline := lower[start : start+len(line)]
 		lineNo++
+		if bytes.IndexByte(line, '<') >= 0 {
+			line = stripTags(line)
+		}
 
-		if r, label := speaker(line); r != roleNone {
+		if r, label := speakerWeak(line, weak); r != roleNone {
 			conv.add(lineNo, r, label)
 			if conv.isTranscript() {
 				// Count the rest of this conversation before reporting.
@@ -326,14 +340,8 @@ func findTranscript(content, lower []byte) *Rejection {
 // lineNo+1, starts at byte off) and returns its final count.
 func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool) int {
 	for off < len(content) && lineNo-r.last <= r.maxGap {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		off = end + 1
+		var line []byte
+		line, off = nextLine(content, off)
 		lineNo++
 		if match(line) && lineNo-r.last-1 <= r.maxGap {
 			r.last = lineNo
@@ -348,19 +356,13 @@ func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool)
 // builds the refusal.
 func conversationRejection(content []byte, off, lineNo int, conv conversation) *Rejection {
 	for off < len(content) {
-		end := bytes.IndexByte(content[off:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSuffix(content[off:end], []byte{'\r'})
-		off = end + 1
+		var line []byte
+		line, off = nextLine(content, off)
 		lineNo++
 		if lineNo-conv.last > maxTurnGap {
 			break
 		}
-		if r, label := speaker(line); r != roleNone {
+		if r, label := speakerWeak(stripTags(line), weakSpeakersConversational(content)); r != roleNone {
 			conv.add(lineNo, r, label)
 		}
 	}
@@ -380,4 +382,16 @@ func containsAny(b []byte, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// nextLine returns the line of content starting at byte off, without its
+// line ending, and the offset of the next line.
+func nextLine(content []byte, off int) (line []byte, next int) {
+	end := bytes.IndexByte(content[off:], '\n')
+	if end < 0 {
+		end = len(content)
+	} else {
+		end += off
+	}
+	return bytes.TrimSuffix(content[off:end], []byte{'\r'}), end + 1
 }

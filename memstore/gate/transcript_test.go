@@ -20,8 +20,8 @@ var transcriptWants = map[string]int{
 	"tool-use-json.json": 2,
 	"tool-brackets.txt":  1,
 	"jsonrpc.json":       1,
-	"go-panic.txt":       3,
-	"java-trace.txt":     2,
+	"go-panic.txt":       1,
+	"java-trace.txt":     1,
 	"python-trace.txt":   1,
 	"js-trace.md":        2,
 	"iso-log.txt":        1,
@@ -75,17 +75,15 @@ func TestContent_TranscriptNegative(t *testing.T) {
 	}
 }
 
-// Artifact code and CSV data are not checked for transcripts: a chat UI may
-// hold speaker labels, and data files are timestamped rows.
-func TestContent_TranscriptSkippedForArtifactsAndData(t *testing.T) {
+// Every file type is checked for transcripts: a chat saved as code, HTML
+// or CSV is still a chat.
+func TestContent_TranscriptInEveryFileType(t *testing.T) {
 	chat := []byte("User: a\nAssistant: b\nUser: c\nAssistant: d\n")
-	for _, rel := range []string{"artifacts/chat/app.js", "artifacts/chat/index.html", "artifacts/chat/data/log.csv"} {
-		if err := Content(rel, chat, DefaultLimits()); err != nil {
-			t.Errorf("Content(%q) = %v, want nil", rel, err)
+	for _, rel := range []string{"artifacts/chat/app.js", "artifacts/chat/index.html", "artifacts/chat/data/log.csv", "notes/chat.md"} {
+		var r *Rejection
+		if err := Content(rel, chat, DefaultLimits()); !errors.As(err, &r) || r.Rule != RuleTranscript {
+			t.Errorf("Content(%q) = %v, want a transcript rejection", rel, err)
 		}
-	}
-	if err := Content("notes/chat.md", chat, DefaultLimits()); err == nil {
-		t.Error("Content(notes/chat.md) = nil, want a transcript rejection")
 	}
 }
 

@@ -1,0 +1,386 @@
+package gate
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// A view is a transformed copy of content that the secret scanners read
+// besides the raw text: origin[i] is the 1-based line of the content that
+// line i+1 of text comes from, so a finding in a view names a real line.
+type view struct {
+	text   string
+	origin []int
+}
+
+// lineOf maps the 1-based line n of v to a line of the content.
+func (v view) lineOf(n int) int {
+	if n >= 1 && n <= len(v.origin) {
+		return v.origin[n-1]
+	}
+	return 1
+}
+
+type viewBuilder struct {
+	b      strings.Builder
+	origin []int
+}
+
+func (vb *viewBuilder) add(line string, from int) {
+	vb.b.WriteString(line)
+	vb.b.WriteByte('\n')
+	vb.origin = append(vb.origin, from)
+}
+
+func (vb *viewBuilder) view() view { return view{vb.b.String(), vb.origin} }
+
+// Decoding limits: runs shorter than minEncodedRun are not decoded (a
+// shorter run cannot hide a credential worth the false positives), and
+// decoded text counts only when at least minPrintable of it is printable.
+const (
+	minEncodedRun = 24
+	minPrintable  = 0.9
+	maxURLDecode  = 3 // rounds of percent-decoding (double-encoded DSNs)
+)
+
+// normalizedViews returns the views of text the secret scanners read
+// besides text itself:
+//
+//  1. the normalised text: format characters (zero-width, soft hyphen,
+//     BOM, bidi) removed, NFKC (fullwidth and other compatibility forms
+//     folded), \uXXXX escapes, HTML character references and percent
+//     escapes decoded, string concatenations ("a" + "b") closed, and
+//     tokens split over lines joined: YAML folded and literal block
+//     scalars, backslash continuations, and a line ending in a token run
+//     continued by a line starting with one;
+//  2. decoded text: base64 and hex runs of at least 24 characters in the
+//     normalised text, decoded when the result is mostly printable text.
+//
+// A view equal to text is omitted. The result is deterministic.
+func normalizedViews(text string) []view {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	norms := make([]string, len(lines))
+	for i, l := range lines {
+		norms[i] = normalizeLine(l)
+	}
+	// The normalised view holds only the lines that differ from the raw
+	// text (the raw text is scanned anyway); decoding reads every line.
+	var nb, db viewBuilder
+	for i := 0; i < len(norms); {
+		joined, next := joinContinuations(norms, i)
+		if next != i+1 || joined != lines[i] {
+			nb.add(joined, i+1)
+		}
+		if next > i+1 {
+			// A line broken with a hyphen, as text wraps: also without it.
+			if d := dehyphenate(norms[i:next]); d != joined {
+				nb.add(d, i+1)
+			}
+		}
+		for _, d := range decodeRuns(joined) {
+			for _, dl := range strings.Split(d, "\n") {
+				db.add(normalizeLine(dl), i+1)
+			}
+		}
+		i = next
+	}
+	var out []view
+	if len(nb.origin) > 0 {
+		out = append(out, nb.view())
+	}
+	if len(db.origin) > 0 {
+		out = append(out, db.view())
+	}
+	return out
+}
+
+var (
+	reUnicodeEscape = regexp.MustCompile(`\\u[0-9a-fA-F]{4}`)
+	rePercent       = regexp.MustCompile(`%[0-9a-fA-F]{2}`)
+	reConcat        = regexp.MustCompile(`(["'])\s*\+?\s*(["'])`)
+)
+
+// normalizeLine applies the per-line normalisations of normalizedViews.
+func normalizeLine(l string) string {
+	if hasNonASCII(l) {
+		l = strings.Map(func(r rune) rune {
+			if unicode.Is(unicode.Cf, r) {
+				return -1
+			}
+			return r
+		}, l)
+		l = norm.NFKC.String(l)
+	}
+	if strings.Contains(l, `\u`) {
+		l = reUnicodeEscape.ReplaceAllStringFunc(l, func(m string) string {
+			n, err := strconv.ParseUint(m[2:], 16, 32)
+			if err != nil || n < 0x20 {
+				return m
+			}
+			return string(rune(n))
+		})
+	}
+	if strings.Contains(l, "&") && strings.Contains(l, ";") {
+		l = html.UnescapeString(l)
+	}
+	for i := 0; i < maxURLDecode && strings.Contains(l, "%") && rePercent.MatchString(l); i++ {
+		l = rePercent.ReplaceAllStringFunc(l, func(m string) string {
+			b, _ := hex.DecodeString(m[1:])
+			if b[0] < 0x20 || b[0] >= 0x7f {
+				return m
+			}
+			return string(b)
+		})
+	}
+	if strings.Contains(l, `"`) || strings.Contains(l, "'") {
+		l = closeConcatenations(l)
+	}
+	return l
+}
+
+// closeConcatenations joins adjacent string literals, "ab" + "cd" and
+// "ab" "cd", into "abcd", when the quotes on both sides match.
+func closeConcatenations(l string) string {
+	return reConcat.ReplaceAllStringFunc(l, func(m string) string {
+		if m[0] != m[len(m)-1] || len(strings.TrimSpace(m[1:len(m)-1])) == 0 && !strings.ContainsAny(m[1:len(m)-1], " \t") {
+			return m // "" is an empty literal, not a concatenation
+		}
+		return ""
+	})
+}
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+func isTokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.'
+}
+
+// tokenRunEnd returns the length of the run of token bytes ending s.
+func tokenRunEnd(s string) int {
+	n := 0
+	for n < len(s) && isTokenByte(s[len(s)-1-n]) {
+		n++
+	}
+	return n
+}
+
+// tokenRunStart returns the length of the run of token bytes starting s.
+func tokenRunStart(s string) int {
+	n := 0
+	for n < len(s) && isTokenByte(s[n]) {
+		n++
+	}
+	return n
+}
+
+// mixedToken reports whether s mixes letters and digits, as tokens do and
+// words do not.
+func mixedToken(s string) bool {
+	var letter, digit bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter = letter || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		digit = digit || '0' <= c && c <= '9'
+	}
+	return letter && digit
+}
+
+var reBlockScalar = regexp.MustCompile(`:\s*[>|][-+0-9]*\s*$`)
+
+// joinContinuations returns line i of lines joined with the lines that
+// continue it, and the index of the first line not consumed.
+func joinContinuations(lines []string, i int) (string, int) {
+	cur := lines[i]
+	j := i + 1
+	// A YAML block scalar whose lines are single tokens: join them.
+	if reBlockScalar.MatchString(cur) {
+		indent := -1
+		var parts []string
+		k := j
+		for ; k < len(lines); k++ {
+			l := lines[k]
+			t := strings.TrimLeft(l, " \t")
+			if t == "" {
+				break
+			}
+			in := len(l) - len(t)
+			if indent < 0 {
+				indent = in
+			}
+			if in < indent || in == 0 || strings.ContainsAny(strings.TrimSpace(t), " \t") {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(t))
+		}
+		if len(parts) > 1 || len(parts) == 1 && k > j {
+			head := reBlockScalar.ReplaceAllString(cur, ": ")
+			return head + strings.Join(parts, ""), k
+		}
+	}
+	// buf holds the joined line; run is the length of the token run at its
+	// end. Appending keeps both up to date, so joining is linear.
+	buf := []byte(strings.TrimRight(cur, " \t"))
+	run := tokenRunEnd(string(buf))
+	for j < len(lines) && len(buf) < maxJoined {
+		next := strings.TrimLeft(lines[j], " \t")
+		last := byte(0)
+		if len(buf) > 0 {
+			last = buf[len(buf)-1]
+		}
+		switch {
+		case last == '\\':
+			buf = buf[:len(buf)-1]
+			run = tokenRunEnd(string(buf))
+		case (last == '"' || last == '\'') && strings.HasPrefix(next, string(last)):
+			buf, next = buf[:len(buf)-1], next[1:]
+			run = tokenRunEnd(string(buf))
+		default:
+			// A token split over lines: the line ends in a token run and
+			// the next starts with one that is not itself an assignment.
+			start := tokenRunStart(next)
+			cont := next[:start]
+			if run < 8 || start < 6 || strings.Contains(strings.TrimRight(cont, "="), "=") ||
+				!(mixedToken(cont) || last == '-' || last == '_') {
+				return string(buf), j
+			}
+		}
+		next = strings.TrimRight(next, " \t")
+		if n := tokenRunStart(next); n == len(next) {
+			run += n
+		} else {
+			run = tokenRunEnd(next)
+		}
+		buf = append(buf, next...)
+		j++
+	}
+	return string(buf), j
+}
+
+// maxJoined bounds a line joined from continuations; no credential is
+// longer, and the bound keeps a megabyte of base64 lines from becoming one
+// line.
+const maxJoined = 8 << 10
+
+// decodeRuns returns the printable text that base64 and hex runs of at
+// least minEncodedRun characters in line decode to.
+func decodeRuns(line string) []string {
+	var out []string
+	if len(line) < minEncodedRun {
+		return nil
+	}
+	for i := 0; i < len(line); {
+		if !isBase64Byte(line[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && isBase64Byte(line[j]) {
+			j++
+		}
+		for k := 0; k < 2 && j < len(line) && line[j] == '='; k++ {
+			j++
+		}
+		if run := line[i:j]; len(run) >= minEncodedRun {
+			if d, ok := decodeRun(run); ok {
+				out = append(out, d)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+// decodeRun decodes a hex run (with or without 0x) or a base64 run, in the
+// standard or URL alphabet, padded or not, and reports whether the result
+// is mostly printable text.
+func decodeRun(run string) (string, bool) {
+	if h := strings.TrimPrefix(run, "0x"); isAllHex(h) {
+		b, err := hex.DecodeString(h[:len(h)&^1])
+		if err == nil && mostlyPrintable(b) {
+			return string(b), true
+		}
+		return "", false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(run); err == nil {
+			return string(b), mostlyPrintable(b)
+		}
+	}
+	return "", false
+}
+
+func isAllHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// mostlyPrintable reports whether b is UTF-8 text of which at least
+// minPrintable of the runes are printable or whitespace.
+func mostlyPrintable(b []byte) bool {
+	if len(b) < 8 || !utf8.Valid(b) {
+		return false
+	}
+	n, ok := 0, 0
+	for _, r := range string(b) {
+		n++
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+			ok++
+		}
+	}
+	return float64(ok) >= minPrintable*float64(n)
+}
+
+// hasRun reports whether line has a run of at least n base64 or hex
+// characters, the only runs decodeRuns decodes.
+func hasRun(line string, n int) bool {
+	run := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			run++
+			if run >= n {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
+
+// dehyphenate joins lines, trimmed, dropping a hyphen that ends a line.
+func dehyphenate(lines []string) string {
+	var b strings.Builder
+	for k, l := range lines {
+		l = strings.TrimSpace(l)
+		if k < len(lines)-1 {
+			l = strings.TrimSuffix(l, "-")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
