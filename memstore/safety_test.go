@@ -30,6 +30,7 @@ func TestStore_RefusedWritesLeaveNoTrace(t *testing.T) {
 	pem := "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEAzzzzzzzzzzzzzzzz\n-----END RSA PRIVATE KEY-----\n"
 	transcript := strings.Repeat("User: what next?\nAssistant: let me check the logs.\n", 6)
 	big := strings.Repeat("x", 300<<10)
+	ghToken := "ghp_" + "R8xTq2LmZ7vK4pW9sYb3NcH6jD1fG5aE0uQw"
 	tests := []struct {
 		name  string
 		op    func() error
@@ -59,6 +60,14 @@ func TestStore_RefusedWritesLeaveNoTrace(t *testing.T) {
 			_, err := s.Create(ctx, "/memories/%2e%2e/escape.md", "uniquetraversalmarker", nil)
 			return err
 		}, []string{"uniquetraversalmarker"}},
+		{"create-secret-in-path", func() error {
+			_, err := s.Create(ctx, "/memories/workspaces/w/notes/"+ghToken+".md", "harmless\n", nil)
+			return err
+		}, []string{ghToken}},
+		{"create-secret-in-author", func() error {
+			_, err := s.Create(ctx, "/memories/workspaces/w/notes/ok.md", "harmless\n", &memstore.WriteOptions{Author: secret})
+			return err
+		}, []string{secret}},
 		{"create-git-dir", func() error {
 			_, err := s.Create(ctx, "/memories/.git/hooks/x.md", "uniquegitmarker", nil)
 			return err

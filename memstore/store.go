@@ -593,6 +593,12 @@ func validateWrite(w *WriteOptions) error {
 				Hint: "Remove the line breaks."}
 		}
 	}
+	// Both become commit trailers: a secret there would be committed.
+	for _, f := range []struct{ name, value string }{{"author", w.Author}, {"tool", w.Tool}} {
+		if err := gate.Text(f.name, f.value); err != nil {
+			return rejected(err)
+		}
+	}
 	return nil
 }
 
@@ -610,6 +616,11 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		ws := workspaceOf(c.Path)
 		if c.Delete {
 			continue
+		}
+		// Paths that did not come through cleanPath (files under a renamed
+		// directory, files a revert restores) are checked here too.
+		if _, err := gate.Path(virtual(c.Path), lim); err != nil {
+			return "", rejected(err)
 		}
 		if err := gate.FilePath(c.Path); err != nil {
 			return "", rejected(err)
