@@ -111,6 +111,9 @@ func (s *Store) viewDir(rel string) (string, error) {
 	var walk func(dir string, depth int) (int64, error)
 	walk = func(dir string, depth int) (int64, error) {
 		entries, err := os.ReadDir(s.abs(dir))
+		if errors.Is(err, fs.ErrNotExist) && dir != rel {
+			return 0, nil // removed by a concurrent write since it was listed
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -135,6 +138,9 @@ func (s *Store) viewDir(rel string) (string, error) {
 				}
 			} else if e.Type().IsRegular() {
 				info, err := e.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed by a concurrent write since it was listed
+				}
 				if err != nil {
 					return 0, err
 				}

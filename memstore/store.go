@@ -255,11 +255,16 @@ func initRepo(dir string, meta commitMeta, sync bool) error {
 	return nil
 }
 
+// objectCacheSize bounds the decoded git objects kept in memory: enough for
+// the trees of a large memory, well below go-git's default of 96 MiB, which
+// a long-running server fills and keeps.
+const objectCacheSize = 16 * cache.MiByte
+
 // openRepo opens the repository at dir. Its storage keeps pack files open
 // between reads (history walks read thousands of objects); the returned
 // close function releases them.
 func openRepo(dir string) (*git.Repository, func() error, error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(filepath.Join(dir, ".git")), cache.NewObjectLRUDefault(),
+	st := filesystem.NewStorageWithOptions(osfs.New(filepath.Join(dir, ".git")), cache.NewObjectLRU(objectCacheSize),
 		filesystem.Options{KeepDescriptors: true})
 	repo, err := git.Open(st, osfs.New(dir))
 	if err != nil {
