@@ -46,7 +46,7 @@ func TestCLI(t *testing.T) {
 			code: exitOK, stdout: "File created successfully at: /memories/workspaces/fin/task.md"},
 		{name: "create exists", stdin: "x", args: []string{"create", "workspaces/fin/task.md"}, code: exitFailed,
 			stderr: "already exists"},
-		{name: "create secret refused", stdin: "token: ghp_" + strings.Repeat("a1B2", 9) + "\n", args: []string{"create", "workspaces/fin/tools/gh.yaml"},
+		{name: "create secret refused", stdin: "token: ghp_" + "R8xTq2LmZ7vK4pW9sYb3NcH6jD1fG5aE0uQw\n", args: []string{"create", "workspaces/fin/tools/gh.yaml"},
 			code: exitFailed, stderr: "GitHub"},
 		{name: "replace", args: []string{"replace", "workspaces/fin/task.md", "April", "July"}, code: exitOK,
 			stdout: "The memory file has been edited."},
