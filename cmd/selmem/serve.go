@@ -55,7 +55,7 @@ func (a *app) serve(ctx context.Context) error {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP.Addr, a.cfg.HTTP.ShutdownTimeout, log)
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log})
 		if err == nil {
 			err = h.Serve(ctx)
 		}
