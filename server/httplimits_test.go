@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/selmem/selmem/memstore"
@@ -210,7 +212,7 @@ func (c *clock) advance(d time.Duration) {
 
 // listenHTTP serves a fresh home over HTTP in this process, with the
 // default config changed by change and the clock now.
-func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.Time) (*server.HTTPServer, string) {
+func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.Time) (*server.HTTPServer, *mcpserver.MCPServer, string) {
 	t.Helper()
 	home := t.TempDir()
 	store, err := memstore.Open(context.Background(), home, nil)
@@ -239,7 +241,7 @@ func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.T
 		}
 		_ = store.Close(context.Background())
 	})
-	return h, "http://" + h.Addr() + server.PathMCP
+	return h, srv, "http://" + h.Addr() + server.PathMCP
 }
 
 // openSession initialises a session over raw HTTP and returns its id.
@@ -256,7 +258,7 @@ func openSession(t *testing.T, url string) string {
 // refused with 503 and a JSON-RPC error naming the setting, and a session
 // that ends makes room.
 func TestHTTP_SessionCap(t *testing.T) {
-	h, url := listenHTTP(t, func(c *server.HTTPConfig) { c.MaxSessions = 2 }, nil)
+	h, _, url := listenHTTP(t, func(c *server.HTTPConfig) { c.MaxSessions = 2 }, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	connect := func() (*mcp.ClientSession, error) {
@@ -301,7 +303,7 @@ func TestHTTP_SessionCap(t *testing.T) {
 func TestHTTP_IdleSessionEviction(t *testing.T) {
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	const ttl = 10 * time.Minute
-	h, url := listenHTTP(t, func(cfg *server.HTTPConfig) {
+	h, srv, url := listenHTTP(t, func(cfg *server.HTTPConfig) {
 		cfg.MaxSessions = 2
 		cfg.SessionIdleTTL = ttl
 	}, c.Now)
@@ -323,6 +325,14 @@ func TestHTTP_IdleSessionEviction(t *testing.T) {
 		t.Fatalf("GET stream: %v %v", err, stream)
 	}
 
+	// registered reports whether the MCP server still holds a session.
+	registered := func(id string) bool {
+		return !errors.Is(srv.DeleteSessionTools(id), mcpserver.ErrSessionNotFound)
+	}
+	if !registered(idle) {
+		t.Fatal("the MCP server does not know an open session")
+	}
+
 	c.advance(ttl - time.Second)
 	if n := h.SweepIdleSessions(); n != 0 {
 		t.Errorf("swept %d sessions before the TTL", n)
@@ -330,6 +340,9 @@ func TestHTTP_IdleSessionEviction(t *testing.T) {
 	c.advance(time.Second)
 	if n := h.SweepIdleSessions(); n != 1 {
 		t.Errorf("swept %d sessions at the TTL, want 1", n)
+	}
+	if registered(idle) {
+		t.Error("the MCP server still holds the evicted session")
 	}
 	if r := postJSON(t, url, pingBody, "Mcp-Session-Id", idle, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusNotFound {
 		t.Errorf("ping on an evicted session: %d, want 404", r.status)
@@ -349,6 +362,9 @@ func TestHTTP_IdleSessionEviction(t *testing.T) {
 		return h.Sessions() == 0
 	})
 	for _, id := range []string{streaming, fresh} {
+		if registered(id) {
+			t.Errorf("the MCP server still holds evicted session %s", id)
+		}
 		if r := postJSON(t, url, pingBody, "Mcp-Session-Id", id, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusNotFound {
 			t.Errorf("ping on an evicted session: %d, want 404", r.status)
 		}
@@ -371,7 +387,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestHTTP_StreamNeedsSession: a GET event stream is only opened on an
 // open session, so streams cannot create sessions around the cap.
 func TestHTTP_StreamNeedsSession(t *testing.T) {
-	_, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
+	_, _, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
 	tests := []struct {
 		name, session string
 		want          int
