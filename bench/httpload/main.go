@@ -200,12 +200,12 @@ func client(ctx context.Context, o options, url string, id int, calls, failures 
 			Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: o.protocol})
 		if err != nil {
 			if ctx.Err() == nil {
-				failures.Add(1)
+				failure(failures, "connect", err, nil)
 				time.Sleep(100 * time.Millisecond)
 			}
 			continue
 		}
-		for k := 0; (o.reconnect == 0 || k < o.reconnect) && ctx.Err() == nil; k += 5 {
+		for k := 0; (o.reconnect == 0 || k < o.reconnect) && ctx.Err() == nil; {
 			if calls.Load() >= o.maxOps {
 				break
 			}
@@ -219,7 +219,7 @@ func client(ctx context.Context, o options, url string, id int, calls, failures 
 				{"memory_create", map[string]any{"path": path, "file_text": text}},
 				{"memory_view", map[string]any{"path": path}},
 				{"memory_search", map[string]any{"query": []string{"weekly report", "refund ledger", "invoice", "reconcile churn"}[rng.IntN(4)]}},
-				{"memory_view", map[string]any{"path": "/memories/workspaces/load/notes"}},
+				{"memory_view", map[string]any{"path": "/memories"}},
 				{"memory_delete", map[string]any{"path": path}},
 			} {
 				if o.readOnly && (c.tool == "memory_create" || c.tool == "memory_delete" || c.args["path"] == path) {
@@ -229,9 +229,10 @@ func client(ctx context.Context, o options, url string, id int, calls, failures 
 				if ctx.Err() != nil {
 					break
 				}
+				k++
 				calls.Add(1)
 				if err != nil || res.IsError {
-					failures.Add(1)
+					failure(failures, c.tool, err, res)
 				}
 			}
 		}
@@ -243,6 +244,20 @@ func client(ctx context.Context, o options, url string, id int, calls, failures 
 			return
 		}
 	}
+}
+
+// failure counts a failed call and prints the first few.
+func failure(failures *atomic.Int64, tool string, err error, res *mcp.CallToolResult) {
+	if failures.Add(1) > 3 {
+		return
+	}
+	msg := fmt.Sprint(err)
+	if err == nil && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			msg = tc.Text
+		}
+	}
+	fmt.Fprintf(os.Stderr, "failed %s: %.200s\n", tool, msg)
 }
 
 // connTracker gives one session its own connections, so that the session
