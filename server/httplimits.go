@@ -16,9 +16,10 @@ import (
 
 // Log keys of the HTTP limits.
 const (
-	logKeyOrigin  = "origin"
-	logKeySession = "session"
-	logKeyLimit   = "limit"
+	logKeyOrigin = "origin"
+	logKeyLimit  = "limit"
+	logKeyCount  = "count"
+	logKeyOpen   = "open"
 )
 
 // serveMCP applies the limits of the HTTP config to a request on PathMCP

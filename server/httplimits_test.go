@@ -44,6 +44,10 @@ func postJSON(t *testing.T, url, body string, header ...string) rawResponse {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -189,6 +193,11 @@ func TestServe_HTTPOrigin(t *testing.T) {
 				t.Errorf("status %d, want %d: %.120s", r.status, tt.want, r.body)
 			}
 		})
+	}
+	// DNS rebinding without Origin: a loopback connection must name a
+	// loopback host (the transport's own check, kept on).
+	if r := postJSON(t, def.url, initBody, "Host", "rebound.example:8080"); r.status != http.StatusForbidden {
+		t.Errorf("foreign Host on a loopback connection: %d, want 403", r.status)
 	}
 }
 

@@ -167,7 +167,9 @@ func (h *HTTPServer) SweepIdleSessions() int {
 		}
 		r.Header.Set(mcpserver.HeaderKeySessionID, id)
 		h.mcp.ServeHTTP(discardResponse{}, r)
-		h.log.Info("ended idle session", logKeySession, id)
+	}
+	if len(ids) > 0 {
+		h.log.Info("ended idle sessions", logKeyCount, len(ids), logKeyOpen, h.sessions.len())
 	}
 	return len(ids)
 }

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,13 +73,16 @@ type options struct {
 	readOnly          bool
 }
 
-var addrRE = regexp.MustCompile(`msg="serving MCP" transport=http addr=(\S+)`)
+var (
+	addrRE  = regexp.MustCompile(`msg="serving MCP" transport=http addr=(\S+)`)
+	sweptRE = regexp.MustCompile(`msg="ended idle sessions" count=(\d+)`)
+)
 
 // server is the running selmem.
 type server struct {
 	cmd   *exec.Cmd
 	url   string
-	swept atomic.Int64 // "ended idle session" log lines
+	swept atomic.Int64 // sessions the server logged as ended idle
 }
 
 func start(o options) (*server, error) {
@@ -106,8 +110,9 @@ func start(o options) (*server, error) {
 			if m := addrRE.FindStringSubmatch(line); m != nil {
 				addr <- m[1]
 			}
-			if strings.Contains(line, "ended idle session") {
-				s.swept.Add(1)
+			if m := sweptRE.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				s.swept.Add(int64(n))
 			}
 		}
 	}()
