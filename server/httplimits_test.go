@@ -423,3 +423,56 @@ func TestHTTP_StreamNeedsSession(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTP_StreamOutlivesTimeouts: the read, write and idle timeouts bound
+// request bodies and single writes, not the life of an event stream. With
+// every timeout at 50ms, a GET stream opened long before still delivers a
+// notification.
+func TestHTTP_StreamOutlivesTimeouts(t *testing.T) {
+	_, _, url := listenHTTP(t, func(c *server.HTTPConfig) {
+		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
+	}, nil)
+	initialized := func(id string) {
+		t.Helper()
+		if r := postJSON(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", id, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusAccepted {
+			t.Fatalf("initialized: %d %s", r.status, r.body)
+		}
+	}
+	listener := openSession(t, url)
+	initialized(listener)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", listener)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+
+	// Let every timeout pass many times over (a wait, not a measurement).
+	time.Sleep(500 * time.Millisecond)
+
+	writer := openSession(t, url)
+	initialized(writer)
+	create := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/workspaces/demo/task.md","file_text":"- Amounts in EUR.\n"}}}`
+	if r := postJSON(t, url, create, "Mcp-Session-Id", writer, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusOK || strings.Contains(r.body, `"isError":true`) {
+		t.Fatalf("memory_create: %d %s", r.status, r.body)
+	}
+	for line := range lines {
+		if strings.Contains(line, "notifications/resources/list_changed") {
+			return
+		}
+	}
+	t.Fatalf("the stream ended without the notification: %v", ctx.Err())
+}

@@ -79,9 +79,10 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		sessions: newSessionTable(cfg.MaxSessions, o.Now),
 	}
 	mux := http.NewServeMux()
-	// No server-wide ReadTimeout or WriteTimeout: both would end every
-	// event stream once they expire. serveMCP sets a deadline on each POST
-	// body, and deadlineWriter on each write.
+	// No server-wide WriteTimeout: it is one deadline from the start of
+	// a request and would end every event stream when it passes.
+	// deadlineWriter gives each write its own deadline instead, and
+	// serveMCP gives each POST body one to arrive in.
 	h.httpSrv = &http.Server{
 		Handler:           h.withWriteDeadlines(mux),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
