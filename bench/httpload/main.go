@@ -52,6 +52,7 @@ func main() {
 	flag.DurationVar(&o.idleTTL, "idle-ttl", 20*time.Second, "SELMEM_HTTP_SESSION_IDLE_TTL of the server (ignored by servers without it)")
 	flag.IntVar(&o.bigBodies, "big-bodies", 8, "concurrent oversized POST bodies sent before the load (0: none)")
 	flag.IntVar(&o.bigMiB, "big-body-mib", 50, "size of each oversized body in MiB")
+	flag.StringVar(&o.logFile, "log", "", "also write the server's log to this file")
 	flag.BoolVar(&o.readOnly, "read-only", false, "only memory_view and memory_search (no commits, so the git object cache stays small)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -71,6 +72,7 @@ type options struct {
 	protocol          string
 	bigBodies, bigMiB int
 	readOnly          bool
+	logFile           string
 }
 
 var (
@@ -93,9 +95,17 @@ func start(o options) (*server, error) {
 	cmd := exec.Command(o.bin, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "SELMEM_HOME="+home, "SELMEM_LOG_LEVEL=info",
 		"SELMEM_HTTP_SESSION_IDLE_TTL="+o.idleTTL.String())
-	stderr, err := cmd.StderrPipe()
+	stderrPipe, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
+	}
+	var stderr io.Reader = stderrPipe
+	if o.logFile != "" {
+		f, err := os.Create(o.logFile)
+		if err != nil {
+			return nil, err
+		}
+		stderr = io.TeeReader(stderrPipe, f)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
