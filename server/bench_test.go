@@ -3,11 +3,14 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +23,7 @@ import (
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/sqliteindex"
+	"github.com/selmem/selmem/server"
 )
 
 // seeded is a home with 10,000 memory files and an up-to-date index,
@@ -219,4 +223,94 @@ func BenchmarkServe_Search(b *testing.B) {
 		}
 		median(b, ds)
 	})
+}
+
+var heapProfile = flag.String("heapprofile", "", "BenchmarkServe_HTTPSessionChurn writes the live heap after the load here")
+
+// BenchmarkServe_HTTPSessionChurn runs the HTTP server in this process
+// under the load of bench/httpload — clients that create, view, search
+// and delete notes and open a new session every 40 calls, a quarter of
+// them vanishing without DELETE — then sweeps idle sessions, and reports
+// the live heap and the sessions left. Run with -memprofile to see what
+// the heap holds after the load.
+func BenchmarkServe_HTTPSessionChurn(b *testing.B) {
+	home := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "index"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	idx, err := sqliteindex.Open(filepath.Join(home, "index", "index.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer idx.Close()
+	store, err := memstore.Open(context.Background(), home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close(context.Background())
+	clock := &clock{now: time.Now()}
+	cfg := server.DefaultConfig()
+	cfg.Home, cfg.HTTP.Addr = home, "127.0.0.1:0"
+	h, err := server.Listen(server.NewMCPServer(store, cfg, &server.Options{Transport: server.TransportHTTP}), cfg.HTTP, &server.HTTPOptions{Now: clock.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	url := "http://" + h.Addr() + server.PathMCP
+
+	const clients, perSession = 16, 40
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for c := range clients {
+		wg.Go(func() {
+			for i := int64(0); next.Load() < int64(b.N); {
+				cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for k := 0; k < perSession && next.Add(1) <= int64(b.N); k++ {
+					i++
+					p := fmt.Sprintf("/memories/workspaces/load/notes/c%02d-%d.md", c, i)
+					for _, call := range []struct {
+						name string
+						args map[string]any
+					}{
+						{"memory_create", map[string]any{"path": p, "file_text": noteText(int(i))}},
+						{"memory_search", map[string]any{"query": benchWords[int(i)%len(benchWords)]}},
+						{"memory_delete", map[string]any{"path": p}},
+					} {
+						if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.name, Arguments: call.args}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}
+				_ = cs.Close()
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	clock.advance(cfg.HTTP.SessionIdleTTL)
+	h.SweepIdleSessions()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+	if *heapProfile != "" {
+		f, err := os.Create(*heapProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(h.Sessions()), "sessions")
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/selmem/selmem/internal/egress"
@@ -59,6 +60,42 @@ func (p ProfileConfig) Egress() egress.Config {
 type HTTPConfig struct {
 	Addr            string        `mapstructure:"addr" yaml:"addr"`                         // listen address; "" serves stdio
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout"` // grace period for in-flight requests
+	// MaxBodyBytes caps a request body; a larger one is answered 413
+	// before it is read.
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration `mapstructure:"read_header_timeout" yaml:"read_header_timeout"`
+	// ReadTimeout bounds reading a POST body once its headers are in; a
+	// client that dribbles its body is disconnected. GET streams send no
+	// body and are not affected.
+	ReadTimeout time.Duration `mapstructure:"read_timeout" yaml:"read_timeout"`
+	// WriteTimeout bounds each single write of a response (a JSON answer
+	// or one event of a stream): a client that stops reading is
+	// disconnected, while a long-lived event stream or a slow tool call
+	// is not.
+	WriteTimeout time.Duration `mapstructure:"write_timeout" yaml:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection idle between requests.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+	// MaxSessions caps the open MCP sessions; initialize beyond it is
+	// answered 503.
+	MaxSessions int `mapstructure:"max_sessions" yaml:"max_sessions"`
+	// SessionIdleTTL ends a session that has sent no request and holds no
+	// open event stream for this long; 0 keeps idle sessions until the
+	// client deletes them.
+	SessionIdleTTL time.Duration `mapstructure:"session_idle_ttl" yaml:"session_idle_ttl"`
+	// AllowedOrigins are the browser origins accepted in an Origin header
+	// (scheme://host or scheme://host:port; a port of * matches any port;
+	// "*" accepts every origin). A request without Origin is not from a
+	// browser page and is accepted. Env SELMEM_HTTP_ALLOWED_ORIGINS,
+	// comma-separated.
+	AllowedOrigins []string `mapstructure:"allowed_origins" yaml:"allowed_origins"`
+}
+
+// DefaultAllowedOrigins are the origins of pages served from this machine.
+var DefaultAllowedOrigins = []string{
+	"http://localhost:*", "https://localhost:*",
+	"http://127.0.0.1:*", "https://127.0.0.1:*",
+	"http://[::1]:*", "https://[::1]:*",
 }
 
 // LogConfig configures the slog logger (always stderr or a file, never stdout).
@@ -109,7 +146,17 @@ func DefaultConfig() Config {
 		Limits:     LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
 		Index:      IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
 		Embedder:   EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
-		HTTP:       HTTPConfig{ShutdownTimeout: 10 * time.Second},
+		HTTP: HTTPConfig{
+			ShutdownTimeout:   10 * time.Second,
+			MaxBodyBytes:      4 << 20,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxSessions:       256,
+			SessionIdleTTL:    30 * time.Minute,
+			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
+		},
 	}
 }
 
@@ -173,6 +220,33 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {
 		bad("http.shutdown_timeout", "must be > 0")
+	}
+	if c.HTTP.MaxBodyBytes <= 0 {
+		bad("http.max_body_bytes", "must be > 0")
+	}
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{
+		{"http.read_header_timeout", c.HTTP.ReadHeaderTimeout},
+		{"http.read_timeout", c.HTTP.ReadTimeout},
+		{"http.write_timeout", c.HTTP.WriteTimeout},
+		{"http.idle_timeout", c.HTTP.IdleTimeout},
+	} {
+		if f.d <= 0 {
+			bad(f.key, "must be > 0")
+		}
+	}
+	if c.HTTP.MaxSessions <= 0 {
+		bad("http.max_sessions", "must be > 0")
+	}
+	if c.HTTP.SessionIdleTTL < 0 {
+		bad("http.session_idle_ttl", "must be >= 0 (0 keeps idle sessions)")
+	}
+	for _, o := range c.HTTP.AllowedOrigins {
+		if _, err := parseOriginPattern(o); err != nil {
+			bad("http.allowed_origins", "%v", err)
+		}
 	}
 	for _, r := range c.Profile.DataRoots {
 		if !filepath.IsAbs(r) {

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/selmem/selmem/internal/egress"
 )
@@ -48,6 +49,20 @@ func TestConfig_Validate(t *testing.T) {
 			c.Profile.Credentials = map[string]egress.Credential{"sales": {Env: "SALES_TOKEN", Hosts: []string{"api.example.com"}}}
 			c.Profile.Connections = map[string]egress.Connection{"wh": {Driver: "postgres", DSNEnv: "WH_DSN"}}
 		}, ""},
+		{"body cap", func(c *Config) { c.HTTP.MaxBodyBytes = 0 }, "http.max_body_bytes:"},
+		{"header timeout", func(c *Config) { c.HTTP.ReadHeaderTimeout = 0 }, "http.read_header_timeout:"},
+		{"read timeout", func(c *Config) { c.HTTP.ReadTimeout = -time.Second }, "http.read_timeout:"},
+		{"write timeout", func(c *Config) { c.HTTP.WriteTimeout = 0 }, "http.write_timeout:"},
+		{"idle timeout", func(c *Config) { c.HTTP.IdleTimeout = 0 }, "http.idle_timeout:"},
+		{"session cap", func(c *Config) { c.HTTP.MaxSessions = 0 }, "http.max_sessions:"},
+		{"session ttl", func(c *Config) { c.HTTP.SessionIdleTTL = -time.Minute }, "http.session_idle_ttl:"},
+		{"session ttl off", func(c *Config) { c.HTTP.SessionIdleTTL = 0 }, ""},
+		{"origin path", func(c *Config) { c.HTTP.AllowedOrigins = []string{"https://example.com/app"} }, "http.allowed_origins:"},
+		{"origin no scheme", func(c *Config) { c.HTTP.AllowedOrigins = []string{"example.com"} }, "http.allowed_origins:"},
+		{"origins ok", func(c *Config) {
+			c.HTTP.AllowedOrigins = []string{"*", "https://example.com", "http://[::1]:*", "http://localhost:8080"}
+		}, ""},
+		{"no origins", func(c *Config) { c.HTTP.AllowedOrigins = nil }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +92,42 @@ func TestRedactDSN(t *testing.T) {
 	for _, tt := range tests {
 		if got := RedactDSN(tt.in); got != tt.want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOriginPolicy(t *testing.T) {
+	tests := []struct {
+		patterns []string
+		origin   string
+		want     bool
+	}{
+		{DefaultAllowedOrigins, "", true},
+		{DefaultAllowedOrigins, "http://localhost:3000", true},
+		{DefaultAllowedOrigins, "https://localhost", true},
+		{DefaultAllowedOrigins, "http://127.0.0.1:1", true},
+		{DefaultAllowedOrigins, "http://[::1]:8080", true},
+		{DefaultAllowedOrigins, "http://[0:0:0:0:0:0:0:1]:8080", false}, // browsers send the short form
+		{DefaultAllowedOrigins, "http://127.0.0.2", false},
+		{DefaultAllowedOrigins, "file://localhost", false},
+		{DefaultAllowedOrigins, "null", false},
+		{DefaultAllowedOrigins, "http://localhost@evil.example", false},
+		{DefaultAllowedOrigins, "https://evil.example", false},
+		{nil, "", true},
+		{nil, "http://localhost:3000", false},
+		{[]string{"*"}, "https://anything.example", true},
+		{[]string{"https://app.example.com"}, "https://app.example.com", true},
+		{[]string{"https://app.example.com"}, "https://app.example.com:443", false},
+		{[]string{"https://app.example.com"}, "http://app.example.com", false},
+		{[]string{"https://App.Example.com/"}, "https://app.example.COM", true},
+	}
+	for _, tt := range tests {
+		pol, err := newOriginPolicy(tt.patterns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pol.allowed(tt.origin); got != tt.want {
+			t.Errorf("%v allows %q: %v, want %v", tt.patterns, tt.origin, got, tt.want)
 		}
 	}
 }

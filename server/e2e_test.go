@@ -27,6 +27,11 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if b := os.Getenv("SELMEM_E2E_BIN"); b != "" {
+		// A prebuilt binary, e.g. an older release to compare behaviour with.
+		bin = b
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "selmem-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -126,10 +131,11 @@ func (h *httpServer) wait(d time.Duration) error {
 var addrRE = regexp.MustCompile(`msg="serving MCP" transport=http addr=(\S+)`)
 
 // startHTTP starts `selmem serve --http 127.0.0.1:0` and waits for /healthz.
-func startHTTP(t testing.TB, home string) *httpServer {
+// extraEnv are further VAR=value settings.
+func startHTTP(t testing.TB, home string, extraEnv ...string) *httpServer {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = env(home)
+	cmd.Env = append(env(home), extraEnv...)
 	pr, pw := io.Pipe()
 	h := &httpServer{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = io.MultiWriter(h.stderr, pw)

@@ -34,40 +34,69 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 	return err
 }
 
-// HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth.
-type HTTPServer struct {
-	ln      net.Listener
-	httpSrv *http.Server
-	mcp     *mcpserver.StreamableHTTPServer
-	log     *slog.Logger
-	timeout time.Duration
+// HTTPOptions are the dependencies of an HTTPServer. A nil *HTTPOptions is
+// valid.
+type HTTPOptions struct {
+	Logger *slog.Logger     // nil discards
+	Now    func() time.Time // the clock of session idle times; nil is time.Now
 }
 
-// Listen binds addr (":0" picks a free port; Addr reports it).
-func Listen(srv *mcpserver.MCPServer, addr string, shutdownTimeout time.Duration, logger *slog.Logger) (*HTTPServer, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
+// within the limits of an HTTPConfig: request body size, read and write
+// timeouts, browser origins, and the number and idle time of sessions.
+type HTTPServer struct {
+	ln       net.Listener
+	httpSrv  *http.Server
+	mcp      *mcpserver.StreamableHTTPServer
+	log      *slog.Logger
+	cfg      HTTPConfig
+	origins  originPolicy
+	sessions *sessionTable
+}
+
+// Listen binds cfg.Addr (":0" picks a free port; Addr reports it).
+func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPServer, error) {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
 	}
-	ln, err := net.Listen("tcp", addr)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	origins, err := newOriginPolicy(cfg.AllowedOrigins)
 	if err != nil {
 		return nil, err
 	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	h := &HTTPServer{
+		ln: ln, log: o.Logger, cfg: cfg, origins: origins,
+		sessions: newSessionTable(cfg.MaxSessions, o.Now),
+	}
 	mux := http.NewServeMux()
-	h := &HTTPServer{ln: ln, log: logger, timeout: shutdownTimeout}
+	// No server-wide WriteTimeout: it is one deadline from the start of
+	// a request and would end every event stream when it passes.
+	// deadlineWriter gives each write its own deadline instead, and
+	// serveMCP gives each POST body one to arrive in.
 	h.httpSrv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler:           h.withWriteDeadlines(mux),
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
 	h.mcp = mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithEndpointPath(PathMCP),
 		mcpserver.WithStreamableHTTPServer(h.httpSrv),
-		mcpserver.WithStreamableHTTPLogger(logger),
-		mcpserver.WithStateful(true),
+		mcpserver.WithStreamableHTTPLogger(o.Logger),
+		mcpserver.WithSessionIdManager(h.sessions),
 		mcpserver.WithHeartbeatInterval(30*time.Second),
-		mcpserver.WithSessionIdleTTL(time.Hour),
 	)
-	mux.Handle(PathMCP, h.mcp)
+	mux.HandleFunc(PathMCP, h.serveMCP)
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
@@ -80,18 +109,21 @@ func (h *HTTPServer) Addr() string { return h.ln.Addr().String() }
 
 // Serve serves until ctx is cancelled, then shuts down gracefully: open
 // sessions are closed and in-flight requests get the shutdown timeout to
-// finish.
+// finish. With a session idle TTL, idle sessions are swept meanwhile.
 func (h *HTTPServer) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- h.httpSrv.Serve(h.ln) }()
 	h.log.Info("serving MCP", logKeyTransport, TransportHTTP, logKeyAddr, h.Addr())
+	if ttl := h.cfg.SessionIdleTTL; ttl > 0 {
+		go h.sweepLoop(ctx, max(ttl/4, time.Second))
+	}
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
 	h.log.Info("shutting down", logKeyTransport, TransportHTTP)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.ShutdownTimeout)
 	defer cancel()
 	err := h.mcp.Shutdown(sctx)
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
@@ -99,3 +131,53 @@ func (h *HTTPServer) Serve(ctx context.Context) error {
 	}
 	return err
 }
+
+// sweepLoop runs SweepIdleSessions every interval until ctx is done.
+func (h *HTTPServer) sweepLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.SweepIdleSessions()
+		}
+	}
+}
+
+// Sessions reports the number of open sessions.
+func (h *HTTPServer) Sessions() int { return h.sessions.len() }
+
+// SweepIdleSessions ends every session that has no open event stream and
+// has sent no request for the session idle TTL, as if its client had sent
+// DELETE: the MCP server forgets it and its memory is released, and its id
+// is answered 404 from then on. It returns the number ended. Serve calls it
+// periodically; tests call it directly with an injected clock.
+func (h *HTTPServer) SweepIdleSessions() int {
+	if h.cfg.SessionIdleTTL <= 0 {
+		return 0
+	}
+	ids := h.sessions.idle(h.cfg.SessionIdleTTL)
+	for _, id := range ids {
+		// The transport's own DELETE handling is the one public way to
+		// drop every piece of its per-session state.
+		r, err := http.NewRequest(http.MethodDelete, PathMCP, nil)
+		if err != nil {
+			continue
+		}
+		r.Header.Set(mcpserver.HeaderKeySessionID, id)
+		h.mcp.ServeHTTP(discardResponse{}, r)
+	}
+	if len(ids) > 0 {
+		h.log.Info("ended idle sessions", logKeyCount, len(ids), logKeyOpen, h.sessions.len())
+	}
+	return len(ids)
+}
+
+// discardResponse is the response writer of an internal request.
+type discardResponse struct{}
+
+func (discardResponse) Header() http.Header         { return http.Header{} }
+func (discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (discardResponse) WriteHeader(int)             {}

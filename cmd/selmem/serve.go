@@ -22,7 +22,11 @@ func (a *app) serveCommand() *cobra.Command {
 By default selmem speaks MCP over stdin and stdout, for hosts that start it
 as a subprocess (claude mcp add selmem -- selmem serve). With --http ADDR
 (or http.addr, env SELMEM_HTTP_ADDR) it serves streamable HTTP at /mcp and a
-health check at /healthz. Logs go to stderr or log.file, never stdout.
+health check at /healthz, within the limits of the http.* settings (see
+selmem config): request bodies over http.max_body_bytes get 413, browser
+pages from origins outside http.allowed_origins get 403, and at most
+http.max_sessions sessions are open, idle ones ending after
+http.session_idle_ttl. Logs go to stderr or log.file, never stdout.
 SIGINT or SIGTERM shuts down gracefully; every acknowledged write is already
 committed.`,
 		Args: args(cobra.NoArgs),
@@ -55,7 +59,7 @@ func (a *app) serve(ctx context.Context) error {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP.Addr, a.cfg.HTTP.ShutdownTimeout, log)
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log})
 		if err == nil {
 			err = h.Serve(ctx)
 		}

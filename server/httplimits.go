@@ -1,0 +1,210 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// Log keys of the HTTP limits.
+const (
+	logKeyOrigin = "origin"
+	logKeyLimit  = "limit"
+	logKeyCount  = "count"
+	logKeyOpen   = "open"
+)
+
+// serveMCP applies the limits of the HTTP config to a request on PathMCP
+// and hands it to the streamable HTTP transport: a foreign Origin is
+// refused (403), a POST body is read within the size cap (413) and the read
+// timeout (408) before anything else looks at it, an initialize beyond the
+// session cap is refused (503), and a session's use is recorded for idle
+// eviction.
+func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); !h.origins.allowed(origin) {
+		h.log.Warn("refused a request from a foreign origin", logKeyOrigin, origin)
+		http.Error(w, "Forbidden: origin not allowed (see http.allowed_origins)", http.StatusForbidden)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveGet(w, r)
+	default:
+		h.mcp.ServeHTTP(w, r)
+	}
+}
+
+// servePost reads the body within the limits, admits an initialize only
+// below the session cap, and records the use of an existing session.
+func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if isLegacyInitialize(r.Header, body) {
+		if !h.sessions.reserve() {
+			h.log.Warn("refused a new session: too many open", logKeyLimit, h.cfg.MaxSessions)
+			writeSessionCapError(w, body, h.cfg.MaxSessions)
+			return
+		}
+		defer h.sessions.release()
+	} else if id := r.Header.Get(mcpserver.HeaderKeySessionID); id != "" {
+		h.sessions.touch(id) // an unknown id is answered 404 by the transport
+	}
+	h.mcp.ServeHTTP(w, r)
+}
+
+// readBody reads a POST body of at most MaxBodyBytes within ReadTimeout.
+// When it cannot, it answers (413, 408 or 400), the connection is closed
+// and ok is false. A declared Content-Length over the cap is refused before
+// a byte of the body is read; a chunked body is cut off at the cap.
+func (h *HTTPServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	limit := h.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		h.refuseBody(w, http.StatusRequestEntityTooLarge, limit)
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+		return body, true
+	}
+	// The deadline stays: net/http must not wait for the rest of the body.
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		h.refuseBody(w, http.StatusRequestEntityTooLarge, limit)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		h.refuseBody(w, http.StatusRequestTimeout, limit)
+	default:
+		h.refuseBody(w, http.StatusBadRequest, limit)
+	}
+	return nil, false
+}
+
+// refuseBody answers a request whose body was not read whole, and closes
+// the connection so that the rest of it is never read.
+func (h *HTTPServer) refuseBody(w http.ResponseWriter, status int, limit int64) {
+	w.Header().Set("Connection", "close")
+	var msg string
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		msg = fmt.Sprintf("request body larger than %d bytes (http.max_body_bytes)", limit)
+	case http.StatusRequestTimeout:
+		msg = fmt.Sprintf("request body not received within %v (http.read_timeout)", h.cfg.ReadTimeout)
+	default:
+		msg = "request body could not be read"
+	}
+	h.log.Warn("refused a request body", "status", status, logKeyLimit, msg)
+	http.Error(w, msg, status)
+}
+
+// serveGet opens an event stream only on an open session, and keeps the
+// session from idling out while the stream is open. A GET without a
+// session would make the transport create one outside the session cap.
+func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		h.mcp.ServeHTTP(w, r) // sessionless protocol: the transport answers
+		return
+	}
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	if id == "" {
+		http.Error(w, "Bad Request: Mcp-Session-Id header required; send initialize first", http.StatusBadRequest)
+		return
+	}
+	if !h.sessions.streamOpened(id) {
+		http.Error(w, "Not Found: unknown or expired session; initialize a new one", http.StatusNotFound)
+		return
+	}
+	defer h.sessions.streamClosed(id)
+	h.mcp.ServeHTTP(w, r)
+}
+
+// isLegacyInitialize reports whether body is an initialize request of a
+// protocol revision with sessions (before 2026-07-28), the request that
+// makes the transport open a session.
+func isLegacyInitialize(header http.Header, body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
+		return false
+	}
+	return !mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) &&
+		!mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+}
+
+// writeSessionCapError answers an initialize beyond the session cap: HTTP
+// 503 with a JSON-RPC error a client can show.
+func writeSessionCapError(w http.ResponseWriter, body []byte, limit int) {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if len(req.ID) == 0 {
+		req.ID = json.RawMessage("null")
+	}
+	resp, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      req.ID,
+		"error": map[string]any{
+			"code":    mcp.INTERNAL_ERROR,
+			"message": fmt.Sprintf("too many open sessions (http.max_sessions is %d): close unused sessions or retry later", limit),
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "60")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(append(resp, '\n'))
+}
+
+// withWriteDeadlines gives every write of a response WriteTimeout to
+// complete, so that a client that stops reading is disconnected, while an
+// event stream that writes now and then lives as long as its client.
+func (h *HTTPServer) withWriteDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.cfg.WriteTimeout}
+		next.ServeHTTP(dw, r)
+		dw.arm() // bounds the server's final flush of the response
+	})
+}
+
+// deadlineWriter sets the connection's write deadline before each write.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) arm() { _ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout)) }
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.arm()
+	return d.ResponseWriter.Write(p)
+}
+
+// Flush sends buffered data within the write timeout.
+func (d *deadlineWriter) Flush() {
+	d.arm()
+	_ = d.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -1,0 +1,478 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/server"
+)
+
+const (
+	legacyVersion = "2025-11-25"
+	initBody      = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	pingBody      = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+)
+
+// rawResponse is the part of an HTTP response the tests look at.
+type rawResponse struct {
+	status  int
+	session string
+	body    string
+}
+
+// postJSON posts body to url with header (name, value pairs).
+func postJSON(t *testing.T, url, body string, header ...string) rawResponse {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return rawResponse{status: resp.StatusCode, session: resp.Header.Get("Mcp-Session-Id"), body: string(b)}
+}
+
+// countingBody writes a POST of total body bytes to addr over a raw
+// connection, chunked or with Content-Length, and reads the response while
+// it writes. It returns the status and how many body bytes the connection
+// accepted before the server answered and hung up.
+func countingBody(t *testing.T, addr string, chunked bool, total int64) (status int, sent int64) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	framing := fmt.Sprintf("Content-Length: %d\r\n", total)
+	if chunked {
+		framing = "Transfer-Encoding: chunked\r\n"
+	}
+	if _, err := fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s\r\n", addr, framing); err != nil {
+		t.Fatal(err)
+	}
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		chunk := []byte(strings.Repeat("a", 32<<10))
+		for written.Load() < total {
+			var err error
+			if chunked {
+				_, err = fmt.Fprintf(conn, "%x\r\n%s\r\n", len(chunk), chunk)
+			} else {
+				_, err = conn.Write(chunk)
+			}
+			if err != nil {
+				return
+			}
+			written.Add(int64(len(chunk)))
+		}
+		if chunked {
+			_, _ = io.WriteString(conn, "0\r\n\r\n")
+		}
+	})
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response: %v", err)
+	}
+	resp.Body.Close()
+	conn.Close() // stops the writer if the server did not
+	wg.Wait()
+	return resp.StatusCode, written.Load()
+}
+
+// TestServe_HTTPBodyLimit sends bodies larger than http.max_body_bytes
+// with and without Content-Length: each is refused with 413 long before
+// the client has sent it all, and no session check reads it first.
+func TestServe_HTTPBodyLimit(t *testing.T) {
+	h := startHTTP(t, t.TempDir(), "SELMEM_HTTP_MAX_BODY_BYTES=65536")
+	addr := strings.TrimPrefix(h.base, "http://")
+	const total = 64 << 20
+	for _, chunked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
+			status, sent := countingBody(t, addr, chunked, total)
+			if status != http.StatusRequestEntityTooLarge {
+				t.Errorf("status %d, want 413", status)
+			}
+			// What the kernel buffers on loopback is not read by the server;
+			// it is a few MiB at most, far below the body.
+			if sent > total/4 {
+				t.Errorf("the client could send %d of %d bytes: the server read the body", sent, total)
+			}
+		})
+	}
+	if r := postJSON(t, h.url, initBody); r.status != http.StatusOK {
+		t.Errorf("an initialize under the cap: %d %s", r.status, r.body)
+	}
+}
+
+// TestServe_HTTPSlowBody sends headers and part of a body, then nothing:
+// the server hangs up after http.read_timeout.
+func TestServe_HTTPSlowBody(t *testing.T) {
+	h := startHTTP(t, t.TempDir(), "SELMEM_HTTP_READ_TIMEOUT=200ms")
+	addr := strings.TrimPrefix(h.base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", addr); err != nil {
+		t.Fatal(err)
+	}
+	// The deadline only keeps a broken server from hanging the test.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the server kept the connection open: %v (read %q)", err, got)
+	}
+	if !strings.Contains(string(got), " 408 ") {
+		t.Errorf("answer before hanging up: %q, want 408", got)
+	}
+}
+
+// TestServe_HTTPOrigin checks the Origin allowlist: pages of this machine
+// and clients without Origin are served, other pages get 403, and
+// http.allowed_origins replaces the default.
+func TestServe_HTTPOrigin(t *testing.T) {
+	def := startHTTP(t, t.TempDir())
+	custom := startHTTP(t, t.TempDir(), "SELMEM_HTTP_ALLOWED_ORIGINS=https://app.example.com,http://localhost:8080")
+	tests := []struct {
+		name   string
+		url    string
+		origin string
+		want   int
+	}{
+		{"no origin", def.url, "", http.StatusOK},
+		{"localhost any port", def.url, "http://localhost:5173", http.StatusOK},
+		{"localhost no port", def.url, "http://localhost", http.StatusOK},
+		{"127.0.0.1 https", def.url, "https://127.0.0.1:8443", http.StatusOK},
+		{"ipv6 loopback", def.url, "http://[::1]:3000", http.StatusOK},
+		{"upper case", def.url, "HTTP://LOCALHOST:3000", http.StatusOK},
+		{"foreign", def.url, "https://evil.example", http.StatusForbidden},
+		{"localhost lookalike", def.url, "http://localhost.evil.example", http.StatusForbidden},
+		{"null", def.url, "null", http.StatusForbidden},
+		{"configured", custom.url, "https://app.example.com", http.StatusOK},
+		{"configured port", custom.url, "http://localhost:8080", http.StatusOK},
+		{"other port than configured", custom.url, "http://localhost:8081", http.StatusForbidden},
+		{"configured: no origin", custom.url, "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var header []string
+			if tt.origin != "" {
+				header = []string{"Origin", tt.origin}
+			}
+			if r := postJSON(t, tt.url, initBody, header...); r.status != tt.want {
+				t.Errorf("status %d, want %d: %.120s", r.status, tt.want, r.body)
+			}
+		})
+	}
+	// DNS rebinding without Origin: a loopback connection must name a
+	// loopback host (the transport's own check, kept on).
+	if r := postJSON(t, def.url, initBody, "Host", "rebound.example:8080"); r.status != http.StatusForbidden {
+		t.Errorf("foreign Host on a loopback connection: %d, want 403", r.status)
+	}
+}
+
+// clock is a settable clock for session idle times.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// listenHTTP serves a fresh home over HTTP in this process, with the
+// default config changed by change and the clock now.
+func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.Time) (*server.HTTPServer, *mcpserver.MCPServer, string) {
+	t.Helper()
+	home := t.TempDir()
+	store, err := memstore.Open(context.Background(), home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.Home = home
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	change(&cfg.HTTP)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewMCPServer(store, cfg, &server.Options{Transport: server.TransportHTTP})
+	h, err := server.Listen(srv, cfg.HTTP, &server.HTTPOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		_ = store.Close(context.Background())
+	})
+	return h, srv, "http://" + h.Addr() + server.PathMCP
+}
+
+// openSession initialises a session over raw HTTP and returns its id.
+func openSession(t *testing.T, url string) string {
+	t.Helper()
+	r := postJSON(t, url, initBody)
+	if r.status != http.StatusOK || r.session == "" {
+		t.Fatalf("initialize: %d %q %s", r.status, r.session, r.body)
+	}
+	return r.session
+}
+
+// TestHTTP_SessionCap fills http.max_sessions: the next initialize is
+// refused with 503 and a JSON-RPC error naming the setting, and a session
+// that ends makes room.
+func TestHTTP_SessionCap(t *testing.T) {
+	h, _, url := listenHTTP(t, func(c *server.HTTPConfig) { c.MaxSessions = 2 }, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func() (*mcp.ClientSession, error) {
+		return newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	}
+	first, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := openSession(t, url)
+	if _, err := connect(); err == nil {
+		t.Fatal("a third session was opened with http.max_sessions = 2")
+	}
+	r := postJSON(t, url, initBody)
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "http.max_sessions") || !strings.Contains(r.body, `"id":1`) {
+		t.Errorf("initialize beyond the cap: %d %s", r.status, r.body)
+	}
+	// Requests on open sessions still work, and so do sessionless ones.
+	if r := postJSON(t, url, pingBody, "Mcp-Session-Id", raw, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusOK {
+		t.Errorf("ping on an open session: %d %s", r.status, r.body)
+	}
+	if _, err := first.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list on an open session: %v", err)
+	}
+	if err := first.Close(); err != nil { // DELETE ends the session
+		t.Fatal(err)
+	}
+	if h.Sessions() != 1 {
+		t.Errorf("%d sessions open after one of two ended", h.Sessions())
+	}
+	cs, err := connect()
+	if err != nil {
+		t.Fatalf("no room after a session ended: %v", err)
+	}
+	_ = cs.Close()
+}
+
+// TestHTTP_IdleSessionEviction drives the idle sweep with an injected
+// clock: a session unused for http.session_idle_ttl is ended and its id
+// answered 404, which frees its place under the cap; a session with an
+// open event stream, or used recently, stays.
+func TestHTTP_IdleSessionEviction(t *testing.T) {
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	const ttl = 10 * time.Minute
+	h, srv, url := listenHTTP(t, func(cfg *server.HTTPConfig) {
+		cfg.MaxSessions = 2
+		cfg.SessionIdleTTL = ttl
+	}, c.Now)
+	idle := openSession(t, url)
+	streaming := openSession(t, url)
+	if r := postJSON(t, url, initBody); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("cap not reached: %d", r.status)
+	}
+
+	// An open GET stream keeps its session.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", streaming)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+
+	// registered reports whether the MCP server still holds a session.
+	registered := func(id string) bool {
+		return !errors.Is(srv.DeleteSessionTools(id), mcpserver.ErrSessionNotFound)
+	}
+	if !registered(idle) {
+		t.Fatal("the MCP server does not know an open session")
+	}
+
+	c.advance(ttl - time.Second)
+	if n := h.SweepIdleSessions(); n != 0 {
+		t.Errorf("swept %d sessions before the TTL", n)
+	}
+	c.advance(time.Second)
+	if n := h.SweepIdleSessions(); n != 1 {
+		t.Errorf("swept %d sessions at the TTL, want 1", n)
+	}
+	if registered(idle) {
+		t.Error("the MCP server still holds the evicted session")
+	}
+	if r := postJSON(t, url, pingBody, "Mcp-Session-Id", idle, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusNotFound {
+		t.Errorf("ping on an evicted session: %d, want 404", r.status)
+	}
+	if r := postJSON(t, url, pingBody, "Mcp-Session-Id", streaming, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusOK {
+		t.Errorf("ping on the streaming session: %d %s", r.status, r.body)
+	}
+	// The evicted session's place is free again.
+	fresh := openSession(t, url)
+
+	// Once the stream ends, its session idles out like any other.
+	cancel()
+	stream.Body.Close()
+	waitFor(t, func() bool {
+		c.advance(ttl)
+		h.SweepIdleSessions()
+		return h.Sessions() == 0
+	})
+	for _, id := range []string{streaming, fresh} {
+		if registered(id) {
+			t.Errorf("the MCP server still holds evicted session %s", id)
+		}
+		if r := postJSON(t, url, pingBody, "Mcp-Session-Id", id, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusNotFound {
+			t.Errorf("ping on an evicted session: %d, want 404", r.status)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, for what the server does after a
+// client hangs up.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("condition never held")
+}
+
+// TestHTTP_StreamNeedsSession: a GET event stream is only opened on an
+// open session, so streams cannot create sessions around the cap.
+func TestHTTP_StreamNeedsSession(t *testing.T) {
+	_, _, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
+	tests := []struct {
+		name, session string
+		want          int
+	}{
+		{"no session", "", http.StatusBadRequest},
+		{"unknown session", "mcp-session-0123456789", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+			if tt.session != "" {
+				req.Header.Set("Mcp-Session-Id", tt.session)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+// TestHTTP_StreamOutlivesTimeouts: the read, write and idle timeouts bound
+// request bodies and single writes, not the life of an event stream. With
+// every timeout at 50ms, a GET stream opened long before still delivers a
+// notification.
+func TestHTTP_StreamOutlivesTimeouts(t *testing.T) {
+	_, _, url := listenHTTP(t, func(c *server.HTTPConfig) {
+		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
+	}, nil)
+	initialized := func(id string) {
+		t.Helper()
+		if r := postJSON(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", id, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusAccepted {
+			t.Fatalf("initialized: %d %s", r.status, r.body)
+		}
+	}
+	listener := openSession(t, url)
+	initialized(listener)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", listener)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+
+	// Let every timeout pass many times over (a wait, not a measurement).
+	time.Sleep(500 * time.Millisecond)
+
+	writer := openSession(t, url)
+	initialized(writer)
+	create := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/workspaces/demo/task.md","file_text":"- Amounts in EUR.\n"}}}`
+	if r := postJSON(t, url, create, "Mcp-Session-Id", writer, "Mcp-Protocol-Version", legacyVersion); r.status != http.StatusOK || strings.Contains(r.body, `"isError":true`) {
+		t.Fatalf("memory_create: %d %s", r.status, r.body)
+	}
+	for line := range lines {
+		if strings.Contains(line, "notifications/resources/list_changed") {
+			return
+		}
+	}
+	t.Fatalf("the stream ended without the notification: %v", ctx.Err())
+}

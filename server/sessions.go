@@ -1,0 +1,144 @@
+package server
+
+import (
+	"crypto/rand"
+	"errors"
+	"sync"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// errUnknownSession is what Validate says of an id that is not open: never
+// issued, deleted by its client or evicted. The transport answers 404, and
+// the client starts a new session.
+var errUnknownSession = errors.New("unknown or expired session")
+
+// sessionTable issues and tracks the ids of open MCP sessions for the
+// streamable HTTP transport: how many there are (for http.max_sessions),
+// when each was last used and whether it holds an open event stream (for
+// eviction after http.session_idle_ttl). A terminated id is forgotten at
+// once, so nothing grows with the number of sessions ever opened.
+type sessionTable struct {
+	now func() time.Time
+	max int
+
+	mu       sync.Mutex
+	reserved int // admitted initialize requests still in flight
+	open     map[string]*sessionState
+}
+
+// sessionState is what the table knows of one open session.
+type sessionState struct {
+	lastSeen time.Time
+	streams  int // open GET event streams
+}
+
+var _ mcpserver.SessionIdManager = (*sessionTable)(nil)
+
+func newSessionTable(max int, now func() time.Time) *sessionTable {
+	return &sessionTable{now: now, max: max, open: map[string]*sessionState{}}
+}
+
+// reserve admits one initialize request if the sessions open plus those
+// being initialised stay within the cap. A true result must be paired with
+// release once the request is done; the session it creates (Generate) is
+// counted from then on.
+func (t *sessionTable) reserve() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.open)+t.reserved >= t.max {
+		return false
+	}
+	t.reserved++
+	return true
+}
+
+// release ends a reservation.
+func (t *sessionTable) release() {
+	t.mu.Lock()
+	t.reserved--
+	t.mu.Unlock()
+}
+
+// Generate issues the id of a new session.
+func (t *sessionTable) Generate() string {
+	id := "mcp-session-" + rand.Text()
+	t.mu.Lock()
+	t.open[id] = &sessionState{lastSeen: t.now()}
+	t.mu.Unlock()
+	return id
+}
+
+// Validate accepts only open sessions.
+func (t *sessionTable) Validate(id string) (isTerminated bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.open[id]; !ok {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+// Terminate forgets id; a client may always end its own session.
+func (t *sessionTable) Terminate(id string) (isNotAllowed bool, err error) {
+	t.mu.Lock()
+	delete(t.open, id)
+	t.mu.Unlock()
+	return false, nil
+}
+
+// touch records a request on id and reports whether id is open.
+func (t *sessionTable) touch(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.open[id]
+	if ok {
+		s.lastSeen = t.now()
+	}
+	return ok
+}
+
+// streamOpened records an event stream on an open session and reports
+// whether id is open; a true result must be paired with streamClosed.
+func (t *sessionTable) streamOpened(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.open[id]
+	if ok {
+		s.streams++
+		s.lastSeen = t.now()
+	}
+	return ok
+}
+
+// streamClosed records the end of an event stream.
+func (t *sessionTable) streamClosed(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.open[id]; ok {
+		s.streams--
+		s.lastSeen = t.now()
+	}
+}
+
+// idle returns the sessions without an open stream and unused for ttl.
+func (t *sessionTable) idle(ttl time.Duration) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	var ids []string
+	for id, s := range t.open {
+		if s.streams == 0 && now.Sub(s.lastSeen) >= ttl {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// len is the number of open sessions.
+func (t *sessionTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.open)
+}
