@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,6 +222,8 @@ type colAcc struct {
 	// (a sequence id), so no value can repeat and keySet is not needed.
 	mono     bool
 	monoLast float64
+	// pii gathers the evidence of personal data or secrets.
+	pii piiAcc
 }
 
 // valInfo is what classifying one distinct value found.
@@ -234,6 +235,9 @@ type valInfo struct {
 	lead0  bool
 	layout int8 // index in dateLayouts
 	text   uint8
+	cls    classSet // sensitive classes the value matches
+	pshape int16    // index in colAcc.pii.shapeCounts; -1 for none
+	dom    int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
 }
 
 // valInfo.text flags.
@@ -254,6 +258,7 @@ func newColAcc(name string, limit int) *colAcc {
 		dCur:     -1,
 		mono:     true,
 		monoLast: math.Inf(-1),
+		pii:      newPIIAcc(name),
 	}
 }
 
@@ -333,8 +338,9 @@ func (c *colAcc) add(raw string) {
 	if vi.kind == kText {
 		c.textInfo(s, &vi)
 	}
+	c.pii.classify(s, &vi)
 	if c.examples[vi.kind] == "" {
-		c.examples[vi.kind] = clip(s, 40)
+		c.examples[vi.kind] = clip(maskText(s), 40)
 	}
 	c.replay(&vi)
 	c.count(s, h, &vi)
@@ -347,6 +353,7 @@ func (c *colAcc) replay(vi *valInfo) {
 	c.lenMax = max(c.lenMax, n)
 	c.lenSum += int64(n)
 	c.kinds[vi.kind]++
+	c.pii.replay(vi)
 	switch vi.kind {
 	case kInt:
 		if vi.lead0 {
@@ -613,15 +620,7 @@ func (c *colAcc) sortedCounts() []ValueCount {
 			out = append(out, ValueCount{Value: displayKey(string(e.val)), Count: e.count, Approx: true})
 		}
 	}
-	slices.SortFunc(out, func(a, b ValueCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
+	sortCounts(out)
 	return out
 }
 

@@ -100,6 +100,9 @@ type ColumnProfile struct {
 	OtherCount    int64        `json:"other_count,omitempty"`
 	Warnings      []string     `json:"warnings,omitempty"`
 	Join          *JoinSketch  `json:"join,omitempty"`
+	// Sensitive is set when the column holds personal data or secrets;
+	// the profile then holds no value of it (see Sensitive).
+	Sensitive *Sensitive `json:"sensitive,omitempty"`
 
 	padded int64
 }
@@ -331,6 +334,11 @@ func (p *profileRun) finish() *TableProfile {
 	names := make([]string, len(p.cols))
 	for i, c := range p.cols {
 		cp := c.finish()
+		if cls := findSensitive(cp.Name); cls != ClassNone {
+			// a header that is data (a JSON object keyed by emails)
+			cp.Name = "column_" + strconv.Itoa(i+1)
+			tp.Warnings = append(tp.Warnings, fmt.Sprintf("the name of %s looked like %s data and was replaced", cp.Name, cls))
+		}
 		tp.Columns = append(tp.Columns, cp)
 		names[i] = c.name
 		if cp.Unique && cp.Type != TypeDecimal && cp.Type != TypeText {
@@ -353,6 +361,14 @@ func (p *profileRun) finish() *TableProfile {
 	tp.DuplicateRows = r.dups
 	tp.DuplicatesLower = r.capped
 	tp.Samples = r.pickSamples(len(p.cols))
+	for _, row := range tp.Samples {
+		for ci, v := range row {
+			if ci < len(tp.Columns) && tp.Columns[ci].Sensitive != nil && !missing(v) {
+				row[ci] = tp.Columns[ci].Sensitive.class.Mask()
+			}
+		}
+	}
+
 	h := sha256.New()
 	for _, n := range names {
 		h.Write([]byte(n))
@@ -410,6 +426,7 @@ func (c *colAcc) finish() *ColumnProfile {
 		return float64(s) / float64(nn)
 	}
 	const conform = 0.99
+	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kBool) >= conform)
 	var main []kind
 	switch {
 	case share(kInt) >= conform && c.lead0 == 0:
@@ -438,7 +455,11 @@ func (c *colAcc) finish() *ColumnProfile {
 			if slices.Contains(main, kind(k)) || c.kinds[k] == 0 {
 				continue
 			}
-			cp.Warnings = append(cp.Warnings, fmt.Sprintf("%d values are %s, not %s (e.g. %q)", c.kinds[k], kindNames[k], cp.Type, c.examples[k]))
+			w := fmt.Sprintf("%d values are %s, not %s", c.kinds[k], kindNames[k], cp.Type)
+			if cls == ClassNone {
+				w += fmt.Sprintf(" (e.g. %q)", c.examples[k])
+			}
+			cp.Warnings = append(cp.Warnings, w)
 		}
 	}
 	sc := c.sortedCounts()
@@ -500,7 +521,27 @@ func (c *colAcc) finish() *ColumnProfile {
 		js.Hashes = slices.Clone(c.join.h)
 		cp.Join = js
 	}
+	if cls != ClassNone {
+		withhold(cp, c.pii.summary(cls, clsShare, nn))
+	} else {
+		cp.Top, cp.Rare = maskCounts(cp.Top), maskCounts(cp.Rare)
+	}
 	return cp
+}
+
+// withhold marks cp sensitive and drops every value it holds: catalog,
+// numeric range and quantiles, dates beyond their years, text patterns
+// and the join sketch.
+func withhold(cp *ColumnProfile, s *Sensitive) {
+	cp.Sensitive = s
+	cp.Top, cp.Rare, cp.OtherCount = nil, nil, 0
+	cp.Numeric, cp.Patterns, cp.Join = nil, nil, nil
+	if d := cp.Dates; d != nil {
+		cp.Dates = nil
+		if s.class == ClassBirthDate {
+			cp.Dates = &DateStats{Min: d.Min[:4], Max: d.Max[:4]}
+		}
+	}
 }
 
 func round(v float64, d int) float64 {
@@ -720,7 +761,7 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 				} else {
 					v = valueString(a, i)
 				}
-				row[ci] = clip(v, sampleCellLen)
+				row[ci] = clip(maskText(v), sampleCellLen)
 			}
 			r.cands = append(r.cands, row)
 		}
