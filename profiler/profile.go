@@ -334,7 +334,7 @@ func (p *profileRun) finish() *TableProfile {
 	names := make([]string, len(p.cols))
 	for i, c := range p.cols {
 		cp := c.finish()
-		if cls := findSensitive(cp.Name); cls != ClassNone {
+		if cls := findSensitive(cp.Name); cls != ClassNone && cls != ClassName {
 			// a header that is data (a JSON object keyed by emails)
 			cp.Name = "column_" + strconv.Itoa(i+1)
 			tp.Warnings = append(tp.Warnings, fmt.Sprintf("the name of %s looked like %s data and was replaced", cp.Name, cls))
@@ -524,7 +524,7 @@ func (c *colAcc) finish() *ColumnProfile {
 	if cls != ClassNone {
 		withhold(cp, c.pii.summary(cls, clsShare, nn))
 	} else {
-		cp.Top, cp.Rare = maskCounts(cp.Top), maskCounts(cp.Rare)
+		maskCatalog(cp)
 	}
 	return cp
 }
@@ -616,38 +616,26 @@ func (c *colAcc) patterns(nn int64) []string {
 	if c.shapesOver || len(c.shapes) == 0 {
 		return out
 	}
-	type sh struct {
-		s string
-		n int64
-	}
-	var all []sh
+	var all []ValueCount
 	var total int64
 	for i, s := range c.shapeNames {
 		n := c.shapeCounts[i]
-		all = append(all, sh{s, n})
+		all = append(all, ValueCount{Value: s, Count: n})
 		total += n
 	}
 	if float64(total) < 0.9*float64(c.kinds[kText]) {
 		return out
 	}
-	slices.SortFunc(all, func(a, b sh) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.s, b.s)
-	})
+	sortCounts(all)
 	// code-like: a few shapes with digits or upper-case runs cover ≥90%
 	var cov int64
 	var shapes []string
 	for _, s := range all[:min(3, len(all))] {
-		if !strings.ContainsAny(s.s, "9") {
+		if !strings.ContainsAny(s.Value, "9") {
 			continue
 		}
-		cov += s.n
-		shapes = append(shapes, s.s)
+		cov += s.Count
+		shapes = append(shapes, s.Value)
 	}
 	if len(shapes) > 0 && float64(cov) >= 0.9*float64(c.kinds[kText]) {
 		out = append(out, "code-like "+strings.Join(shapes, "|"))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Sensitive columns
@@ -201,43 +202,51 @@ func (p *piiAcc) domainIndex(d string) int16 {
 	return i
 }
 
-// coarseShape maps digits to d and each run of letters to a (or Aa when
-// it starts upper-case), keeping other characters: "Ann-Marie Smith" is
-// "Aa-Aa Aa", "555-12-3456" is "ddd-dd-dddd". Longer than piiShapeLen it
-// is cut with "…".
+// coarseShape maps digits to d and each run of letters to a, A or Aa
+// (lower-case, upper-case, capitalised), keeping other characters:
+// "Ann-Marie Smith" is "Aa-Aa Aa", "555-12-3456" is "ddd-dd-dddd". Longer
+// than piiShapeLen it is cut with "…".
 func coarseShape(s string) string {
 	var b strings.Builder
-	n := 0
-	inWord := false
+	var first, rest rune // the current letter run: its first letter, and a later one (0 if none)
+	flush := func() {
+		switch {
+		case first == 0:
+		case !unicode.IsUpper(first):
+			b.WriteByte('a')
+		case rest == 0 || unicode.IsUpper(rest):
+			b.WriteByte('A')
+		default:
+			b.WriteString("Aa")
+		}
+		first, rest = 0, 0
+	}
 	for _, r := range s {
-		if n >= piiShapeLen {
+		if b.Len() >= piiShapeLen {
+			first = 0
 			b.WriteString("…")
 			break
 		}
 		switch {
 		case unicode.IsLetter(r):
-			if inWord {
-				continue
-			}
-			inWord = true
-			if unicode.IsUpper(r) {
-				b.WriteString("Aa")
-				n += 2
-			} else {
-				b.WriteByte('a')
-				n++
+			if first == 0 {
+				first = r
+			} else if rest == 0 || unicode.IsLower(r) {
+				rest = r
 			}
 			continue
 		case r >= '0' && r <= '9':
+			flush()
 			b.WriteByte('d')
 		case r < 0x80 && !unicode.IsControl(r):
+			flush()
 			b.WriteRune(r)
 		default:
+			flush()
 			b.WriteByte('?')
 		}
-		inWord = false
-		n++
 	}
+	flush()
 	return b.String()
 }
 
@@ -335,9 +344,10 @@ func findSensitive(s string) Class {
 		return firstClass(cs)
 	}
 	words := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(",;\"'()<>[]{}|", r)
+		return unicode.IsSpace(r) || strings.ContainsRune(",;\"()<>[]{}|", r)
 	})
 	for i, w := range words {
+		w = strings.Trim(w, "'")
 		w = strings.TrimRight(w, ".:!?")
 		w = strings.TrimPrefix(w, "mailto:")
 		if c := firstClass(detectValue(w, 0) & strongValue &^ (1 << nameDict)); c != ClassNone {
@@ -360,11 +370,49 @@ func findSensitive(s string) Class {
 				}
 			}
 		}
-		if i+1 < len(words) && nameWord(w) && isFirstName(w) && nameWord(strings.TrimRight(words[i+1], ".:!?")) {
+		if i+1 < len(words) && nameWord(w) && startsName(words, i) && (isFirstName(w) || midSentence(words, i)) && nameAfter(words[i+1:]) {
 			return ClassName
 		}
 	}
 	return ClassNone
+}
+
+// midSentence reports whether words[i] follows a lower-case word in the
+// same sentence ("spoke with Tomasz"): capitalised there, it is a proper
+// noun rather than a title-cased label ("Central African Republic").
+func midSentence(words []string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := words[i-1]
+	if !isLower(prev[0]) || strings.ContainsAny(prev[len(prev)-1:], ".!?:") {
+		return false
+	}
+	switch prev {
+	case "and", "or", "of", "the", "de", "del", "la", "le", "du", "des", "da", "y", "et", "und", "van", "von", "der", "den", "in", "on", "at":
+		return false // inside a title-cased name: Turks and Caicos Islands
+	}
+	return true
+}
+
+// startsName reports whether words[i] can start a person's name: it is
+// the first word or follows a word that is not capitalised (Northern
+// Mariana Islands is a place).
+func startsName(words []string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(words[i-1])
+	return !unicode.IsUpper(r)
+}
+
+// nameAfter reports whether words start with a capitalised word, after
+// at most one particle (van, de).
+func nameAfter(words []string) bool {
+	if len(words) > 1 && isParticle(words[0]) {
+		words = words[1:]
+	}
+	return nameWord(strings.TrimRight(words[0], ".:!?"))
 }
 
 // groupStart reports whether w can begin a number written in groups:
@@ -404,6 +452,35 @@ func maskText(s string) string {
 	return s
 }
 
+// maskCatalog masks the listed values of a column that is not sensitive
+// as a whole; rare values that became a mask join the mask's count among
+// the top values.
+func maskCatalog(cp *ColumnProfile) {
+	top := maskCounts(cp.Top)
+	var kept []ValueCount
+	moved := false
+	for _, v := range maskCounts(cp.Rare) {
+		if isMask(v.Value) {
+			top, moved = append(top, v), true
+		} else {
+			kept = append(kept, v)
+		}
+	}
+	if moved {
+		top = maskCounts(top)
+	}
+	cp.Top, cp.Rare = top, kept
+}
+
+func isMask(s string) bool {
+	for c := Class(1); c < nClasses; c++ {
+		if s == c.Mask() {
+			return true
+		}
+	}
+	return false
+}
+
 // maskCounts replaces listed values holding sensitive data by their
 // class's mask, merging values that became the same mask; it returns vs
 // when nothing changed.
@@ -412,7 +489,7 @@ func maskCounts(vs []ValueCount) []ValueCount {
 	at := map[string]int{}
 	changed := false
 	for _, v := range vs {
-		if m := maskText(v.Value); m != v.Value {
+		if m := maskText(v.Value); m != v.Value || isMask(v.Value) {
 			changed = true
 			v.Value = m
 			if i, ok := at[m]; ok {
