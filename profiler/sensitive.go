@@ -103,14 +103,16 @@ func (p *piiAcc) classify(s string, vi *valInfo) {
 		return
 	}
 	cs := detectValue(s, p.hints)
-	if vi.kind == kDate {
+	if vi.kind == kDate && p.hints.has(ClassBirthDate) {
 		cs |= setOf(ClassBirthDate)
 	}
 	if p.done {
 		cs &= p.active
 	}
 	vi.cls = cs
-	vi.pshape = p.shapeIndex(s, cs)
+	if cs != 0 || p.credential {
+		vi.pshape = p.shapeIndex(s, cs)
+	}
 	if cs.has(ClassEmail) {
 		vi.dom = p.domainIndex(s[strings.LastIndexByte(s, '@')+1:])
 	}
@@ -142,17 +144,18 @@ func (p *piiAcc) replay(vi *valInfo) {
 	}
 }
 
-// endSample keeps detecting only the classes seen often enough in the
-// sample, and the hinted ones.
+// endSample keeps detecting only the hinted classes and the value
+// classes seen often enough in the sample to make the column sensitive;
+// the name, address and date shapes count only with a hint.
 func (p *piiAcc) endSample() {
 	p.done = true
 	p.active = p.hints
 	for c := Class(1); c < nBits; c++ {
-		if float64(p.counts[c]) >= piiActive*float64(p.sampled) {
+		if strongValue.has(c) && float64(p.counts[c]) >= piiActive*float64(p.sampled) {
 			p.active |= 1 << c
 		}
 	}
-	if p.active.has(ClassName) {
+	if p.hints.has(ClassName) {
 		p.active |= 1<<nameDict | 1<<nameLikely
 	}
 }
@@ -161,13 +164,14 @@ func (p *piiAcc) shapeIndex(s string, cs classSet) int16 {
 	if p.shapeNames != nil && len(p.shapeNames) >= piiMaxShapes {
 		return -1
 	}
-	var sh string
+	var buf [piiShapeLen + 8]byte
+	var sh []byte
 	if cs.has(ClassSecret) {
-		sh = secretPrefix(s) + "…"
+		sh = append(append(buf[:0], secretPrefix(s)...), "…"...)
 	} else {
-		sh = coarseShape(s)
+		sh = appendShape(buf[:0], s)
 	}
-	if i, ok := p.shapes[sh]; ok {
+	if i, ok := p.shapes[string(sh)]; ok {
 		return i
 	}
 	if p.shapes == nil {
@@ -178,8 +182,8 @@ func (p *piiAcc) shapeIndex(s string, cs classSet) int16 {
 		return -1
 	}
 	i := int16(len(p.shapeNames))
-	p.shapes[sh] = i
-	p.shapeNames = append(p.shapeNames, sh)
+	p.shapes[string(sh)] = i
+	p.shapeNames = append(p.shapeNames, string(sh))
 	p.shapeCounts = append(p.shapeCounts, 0)
 	return i
 }
@@ -207,47 +211,74 @@ func (p *piiAcc) domainIndex(d string) int16 {
 // "Ann-Marie Smith" is "Aa-Aa Aa", "555-12-3456" is "ddd-dd-dddd". Longer
 // than piiShapeLen it is cut with "…".
 func coarseShape(s string) string {
-	var b strings.Builder
-	var first, rest rune // the current letter run: its first letter, and a later one (0 if none)
-	flush := func() {
-		switch {
-		case first == 0:
-		case !unicode.IsUpper(first):
-			b.WriteByte('a')
-		case rest == 0 || unicode.IsUpper(rest):
-			b.WriteByte('A')
-		default:
-			b.WriteString("Aa")
+	var buf [piiShapeLen + 8]byte
+	return string(appendShape(buf[:0], s))
+}
+
+// appendShape appends the coarse shape of s to b (no allocation while it
+// fits b's capacity).
+func appendShape(b []byte, s string) []byte {
+	const (
+		none = iota
+		lower
+		upper    // upper-case letters only so far
+		capital1 // one upper-case letter
+		capital  // upper-case, then lower-case
+	)
+	run := none
+	flush := func() []byte {
+		switch run {
+		case lower:
+			b = append(b, 'a')
+		case upper, capital1:
+			b = append(b, 'A')
+		case capital:
+			b = append(b, 'A', 'a')
 		}
-		first, rest = 0, 0
+		run = none
+		return b
 	}
-	for _, r := range s {
-		if b.Len() >= piiShapeLen {
-			first = 0
-			b.WriteString("…")
+	for i := 0; i < len(s); {
+		c := s[i]
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		if len(b) >= piiShapeLen {
+			run = none
+			b = append(b, "…"...)
 			break
 		}
+		isUp := isUpper(c) || c >= utf8.RuneSelf && unicode.IsUpper(r)
+		isLetter := isUp || isLower(c) || c >= utf8.RuneSelf && unicode.IsLetter(r)
 		switch {
-		case unicode.IsLetter(r):
-			if first == 0 {
-				first = r
-			} else if rest == 0 || unicode.IsLower(r) {
-				rest = r
+		case isLetter:
+			switch {
+			case run == none && isUp:
+				run = capital1
+			case run == none:
+				run = lower
+			case run == capital1 && !isUp:
+				run = capital
+			case run == capital1:
+				run = upper
+			case run == upper && !isUp:
+				run = capital
 			}
 			continue
-		case r >= '0' && r <= '9':
-			flush()
-			b.WriteByte('d')
-		case r < 0x80 && !unicode.IsControl(r):
-			flush()
-			b.WriteRune(r)
+		case isDigit(c):
+			b = flush()
+			b = append(b, 'd')
+		case c < utf8.RuneSelf && !unicode.IsControl(r):
+			b = flush()
+			b = append(b, c)
 		default:
-			flush()
-			b.WriteByte('?')
+			b = flush()
+			b = append(b, '?')
 		}
 	}
-	flush()
-	return b.String()
+	return flush()
 }
 
 // decide returns the column's class, or ClassNone, and the share of its
