@@ -180,3 +180,40 @@ func TestProfile_SensitiveByName(t *testing.T) {
 		}
 	}
 }
+
+// TestProfile_NotSensitive: identifiers, codes and places that resemble
+// personal data are profiled as usual.
+func TestProfile_NotSensitive(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("order_id,uuid,commit,version,zip,sku,shipped,city,product_name,tokens\n")
+	cities := []string{"New York", "San Francisco", "Buenos Aires", "Cape Town"}
+	products := []string{"Red Shirt", "Blue Jeans", "Green Hat"}
+	for i := range 40 {
+		b.WriteString(strings.Join([]string{
+			strconv.Itoa(4155550100 + i),
+			"550e8400-e29b-41d4-a716-4466554400" + strconv.Itoa(10+i),
+			"da39a3ee5e6b4b0d3255bfef95601890afd807" + strconv.Itoa(10+i),
+			"1." + strconv.Itoa(i%3) + "." + strconv.Itoa(i%7),
+			strconv.Itoa(94100 + i%9),
+			"SKU-AB" + strconv.Itoa(10+i) + "-CD34",
+			"2024-03-" + strconv.Itoa(10+i%18),
+			cities[i%len(cities)], products[i%len(products)],
+			strconv.Itoa(1000 + 17*i),
+		}, ",") + "\n")
+	}
+	tp := profileFile(t, writeTemp(t, "orders.csv", b.String()))
+	for _, c := range tp.Columns {
+		if c.Sensitive != nil {
+			t.Errorf("column %s is sensitive: %+v", c.Name, c.Sensitive)
+		}
+	}
+	md := tp.Markdown(20000)
+	for _, s := range []string{"New York", "Red Shirt", "4155550100..4155550139", "SKU-AB10-CD34"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the markdown lacks %q:\n%s", s, md)
+		}
+	}
+	if strings.Contains(md, "<") {
+		t.Errorf("the markdown masks a value:\n%s", md)
+	}
+}

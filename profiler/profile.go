@@ -63,7 +63,10 @@ func (o *Options) withDefaults() Options {
 }
 
 // TableProfile is the statistical profile of one source. It holds no raw
-// data beyond the short, clipped sample rows and category values.
+// data beyond the short, clipped sample rows and category values, and
+// none of personal data or secrets: sensitive columns (ColumnProfile.
+// Sensitive) are described by shape only, and values holding such data
+// elsewhere are replaced by masks such as <email> or <card>.
 type TableProfile struct {
 	Name            string           `json:"name"`
 	Format          string           `json:"format,omitempty"`
