@@ -609,24 +609,34 @@ func clip(s string, n int) string {
 }
 
 // sortedCounts returns the exact value counts, most frequent first, ties
-// by value, so the output is deterministic.
+// by value, so the output is deterministic. Values are not yet clipped.
 func (c *colAcc) sortedCounts() []ValueCount {
 	out := make([]ValueCount, 0, len(c.keys))
 	for i, k := range c.keys {
-		out = append(out, ValueCount{Value: displayKey(k), Count: c.counts[i]})
+		out = append(out, ValueCount{Value: fullKey(k), Count: c.counts[i]})
 	}
 	if c.overflow {
 		for _, e := range c.ss.ent {
-			out = append(out, ValueCount{Value: displayKey(string(e.val)), Count: e.count, Approx: true})
+			out = append(out, ValueCount{Value: fullKey(string(e.val)), Count: e.count, Approx: true})
 		}
 	}
 	sortCounts(out)
 	return out
 }
 
-func displayKey(k string) string {
+// fullKey is the value a counted key keeps (its first maxKeyLen-17
+// bytes for a long value); catalogs are clipped for display by clipValues
+// only after masking has seen this much.
+func fullKey(k string) string {
 	if i := strings.IndexByte(k, 0); i >= 0 {
 		k = k[:i]
 	}
-	return clip(k, 40)
+	return k
+}
+
+// clipValues clips listed values to 40 characters for display.
+func clipValues(vs []ValueCount) {
+	for i := range vs {
+		vs[i].Value = clip(vs[i].Value, 40)
+	}
 }

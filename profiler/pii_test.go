@@ -217,3 +217,25 @@ func TestProfile_NotSensitive(t *testing.T) {
 		t.Errorf("the markdown masks a value:\n%s", md)
 	}
 }
+
+// TestProfile_MaskBeforeClip: a value is masked on what was counted, not
+// on its clipped display, so a card number straddling the clip does not
+// leave its first digits.
+func TestProfile_MaskBeforeClip(t *testing.T) {
+	long := "Please refund the order placed yesterday with card 4111 1111 1111 1111 today"
+	var b strings.Builder
+	b.WriteString("id,comment\n")
+	for i := range 12 {
+		v := []string{long, "ok", "late"}[i%3]
+		b.WriteString(strconv.Itoa(i) + ",\"" + v + "\"\n")
+	}
+	tp := profileFile(t, writeTemp(t, "comments.csv", b.String()))
+	for name, out := range profileOutputs(t, tp) {
+		if strings.Contains(out, "4111") {
+			t.Errorf("the %s holds part of the card number:\n%s", name, out)
+		}
+	}
+	if md := tp.Markdown(20000); !strings.Contains(md, "<card> 4") {
+		t.Errorf("the markdown does not list the masked value:\n%s", md)
+	}
+}

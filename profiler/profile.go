@@ -528,6 +528,8 @@ func (c *colAcc) finish() *ColumnProfile {
 		withhold(cp, c.pii.summary(cls, clsShare, nn))
 	} else {
 		maskCatalog(cp)
+		clipValues(cp.Top)
+		clipValues(cp.Rare)
 	}
 	return cp
 }
