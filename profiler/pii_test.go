@@ -154,15 +154,16 @@ func TestProfile_SensitiveHeaderAndJSONKeys(t *testing.T) {
 
 func TestProfile_SensitiveByName(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("id,password,dob,tokens,street_address,first_name\n")
+	b.WriteString("id,password,dob,tokens,street_address,first_name,mobile\n")
 	for i := range 40 {
 		b.WriteString(strings.Join([]string{
 			strconv.Itoa(i), "hunter" + strconv.Itoa(i*7), "19" + strconv.Itoa(50+i%40) + "-0" + strconv.Itoa(1+i%9) + "-1" + strconv.Itoa(i%9),
 			strconv.Itoa(100 + i), strconv.Itoa(i+1) + " High Street", []string{"Ann", "Bo", "Cy", "Di"}[i%4],
+			strconv.Itoa(4155550100 + i),
 		}, ",") + "\n")
 	}
 	tp := profileFile(t, writeTemp(t, "people.csv", b.String()))
-	for name, want := range map[string]string{"password": "secret", "dob": "birth-date", "street_address": "address", "first_name": "name"} {
+	for name, want := range map[string]string{"password": "secret", "dob": "birth-date", "street_address": "address", "first_name": "name", "mobile": "phone"} {
 		if s := col(tp, name).Sensitive; s == nil || s.Class != want {
 			t.Errorf("%s: sensitive = %+v, want %s", name, s, want)
 		}
@@ -174,7 +175,10 @@ func TestProfile_SensitiveByName(t *testing.T) {
 		t.Errorf("dob dates = %+v, want years 1950..1989 only", d)
 	}
 	md := tp.Markdown(20000)
-	for _, s := range []string{"hunter", "High Street", "1950-"} {
+	if c := col(tp, "mobile"); c.Type != TypeInteger || c.Numeric != nil {
+		t.Errorf("mobile: type %s, numeric %+v; want integer without numbers", c.Type, c.Numeric)
+	}
+	for _, s := range []string{"hunter", "High Street", "1950-", "41555501"} {
 		if strings.Contains(md, s) {
 			t.Errorf("the markdown holds %q:\n%s", s, md)
 		}
