@@ -304,7 +304,7 @@ func (c *colAcc) add(raw string) {
 		c.counts[i]++
 		c.replay(&c.info[i])
 		if c.overflow {
-			c.hashed(h, true)
+			c.hashed(h, true, c.info[i].cls)
 		}
 		return
 	}
@@ -531,7 +531,7 @@ func (c *colAcc) count(s string, h uint64, vi *valInfo) {
 		c.startOverflow()
 	}
 	c.missed++
-	c.hashed(h, false)
+	c.hashed(h, false, vi.cls)
 	c.ss.add(h, unsafeBytes(countKey(s)))
 }
 
@@ -557,7 +557,7 @@ func (c *colAcc) startOverflow() {
 	}
 	c.idx.each(func(h uint64, i int32) {
 		c.hll.add(h)
-		c.join.add(h)
+		c.joinAdd(h, c.info[i].cls)
 		if c.counts[i] > 1 {
 			c.keyDead = true
 		}
@@ -570,11 +570,22 @@ func (c *colAcc) startOverflow() {
 	}
 }
 
+// joinAdd adds a value's hash to the join sketch unless the value is
+// personal data or a secret: the hash function is public, so the hash of
+// an email or a phone number is as good as the value to whoever can
+// guess candidates.
+func (c *colAcc) joinAdd(h uint64, cls classSet) {
+	if cls&strongValue == 0 {
+		c.join.add(h)
+	}
+}
+
 // hashed feeds the hash of a value counted after overflow to the
-// sketches; known means the value was counted before.
-func (c *colAcc) hashed(h uint64, known bool) {
+// sketches; known means the value was counted before; cls are the
+// value's sensitive classes.
+func (c *colAcc) hashed(h uint64, known bool, cls classSet) {
 	c.hll.add(h)
-	c.join.add(h)
+	c.joinAdd(h, cls)
 	if known {
 		c.keyDead = true
 		c.keySet = nil

@@ -243,3 +243,38 @@ func TestProfile_MaskBeforeClip(t *testing.T) {
 		t.Errorf("the markdown does not list the masked value:\n%s", md)
 	}
 }
+
+// TestProfile_JoinSketchSkipsSensitive: in a column that is not sensitive
+// as a whole, the values that are personal data stay out of the join
+// sketch (their hashes could be matched against guesses) and out of the
+// catalog.
+func TestProfile_JoinSketchSkipsSensitive(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("contact\n")
+	var emails []string
+	for i := range 50 {
+		v := "desk-" + strconv.Itoa(i)
+		if i%5 < 2 {
+			v = "person" + strconv.Itoa(i) + "@example.com"
+			emails = append(emails, v)
+		}
+		b.WriteString(v + "\n")
+	}
+	tp := profileFile(t, writeTemp(t, "contacts.csv", b.String()))
+	c := col(tp, "contact")
+	if c.Sensitive != nil || c.Join == nil {
+		t.Fatalf("contact: sensitive %+v, join %v; want a plain column with a join sketch", c.Sensitive, c.Join)
+	}
+	if got, want := len(c.Join.Hashes), 30; got != want {
+		t.Errorf("join sketch has %d hashes, want %d (the non-email values)", got, want)
+	}
+	for _, e := range emails {
+		h := hash64([]byte(e))
+		for _, x := range c.Join.Hashes {
+			if x == h {
+				t.Errorf("the join sketch holds the hash of %s", e)
+			}
+		}
+	}
+	assertAbsent(t, profileOutputs(t, tp), "contact", emails)
+}

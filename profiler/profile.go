@@ -518,7 +518,7 @@ func (c *colAcc) finish() *ColumnProfile {
 	if cp.Type != TypeDecimal && cp.Type != TypeText && cp.Type != TypeBoolean {
 		js := &JoinSketch{Exact: !c.overflow || !c.join.full()}
 		if !c.overflow {
-			c.idx.each(func(h uint64, _ int32) { c.join.add(h) })
+			c.idx.each(func(h uint64, i int32) { c.joinAdd(h, c.info[i].cls) })
 			js.Exact = !c.join.full()
 		}
 		js.Hashes = slices.Clone(c.join.h)
