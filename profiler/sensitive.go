@@ -328,19 +328,19 @@ func (p *piiAcc) decide(nn int64, numeric bool) (Class, float64) {
 // summary builds the column's Sensitive description.
 func (p *piiAcc) summary(cls Class, share float64, nn int64) *Sensitive {
 	s := &Sensitive{Class: cls.String(), Share: round(share, 3), class: cls}
-	s.Shapes = topCounts(p.shapeNames, p.shapeCounts, 2, max(2, nn/20), 3)
+	s.Shapes = topCounts(p.shapeNames, p.shapeCounts, max(2, nn/20), 3)
 	if cls == ClassEmail {
-		s.Domains = topCounts(p.domNames, p.domCounts, 3, 3, 5)
+		s.Domains = topCounts(p.domNames, p.domCounts, 3, 5)
 	}
 	return s
 }
 
 // topCounts returns up to k names with their counts, most frequent first,
-// each counted at least floor times (and at least least).
-func topCounts(names []string, counts []int64, least, floor int64, k int) []ValueCount {
+// each counted at least atLeast times.
+func topCounts(names []string, counts []int64, atLeast int64, k int) []ValueCount {
 	var out []ValueCount
 	for i, n := range names {
-		if counts[i] >= max(least, floor) {
+		if counts[i] >= atLeast {
 			out = append(out, ValueCount{Value: n, Count: counts[i]})
 		}
 	}
