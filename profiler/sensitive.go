@@ -31,7 +31,8 @@ import (
 //
 // A sensitive column keeps its counts, missing share, distinct estimate,
 // uniqueness and length range, and gains its class, the share of values
-// matching it, the value shapes seen at least twice (digits as d, letter
+// matching it, up to three value shapes, each of at least 5% of the values and seen
+// at least twice (digits as d, letter
 // runs as Aa) and, for emails, the domains seen at least three times. It
 // loses every value: catalog, rare values, numeric and date ranges (a
 // birth date keeps years only), warnings' examples and its join sketch
@@ -62,7 +63,8 @@ type Sensitive struct {
 	// Share is the share of non-null values that match the class (0..1).
 	Share float64 `json:"share"`
 	// Shapes are the commonest value shapes (digits as d, a run of
-	// letters as a or Aa), each seen at least twice.
+	// letters as a, A or Aa), each of at least 5% of the values and seen
+	// at least twice.
 	Shapes []ValueCount `json:"shapes,omitempty"`
 	// Domains are the commonest email domains, each seen at least three
 	// times; local parts are never kept.
