@@ -31,9 +31,9 @@ import (
 //
 // A sensitive column keeps its counts, missing share, distinct estimate,
 // uniqueness and length range, and gains its class, the share of values
-// matching it, up to three value shapes, each of at least 5% of the values and seen
-// at least twice (digits as d, letter
-// runs as Aa) and, for emails, the domains seen at least three times. It
+// matching it, up to three value shapes, each of at least 5% of the
+// values and seen at least twice (digits as d, letter runs as a, A or
+// Aa), and for emails up to five domains seen at least three times. It
 // loses every value: catalog, rare values, numeric and date ranges (a
 // birth date keeps years only), warnings' examples and its join sketch
 // (hashes of a small space like SSNs are reversed by enumeration); its
