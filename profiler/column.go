@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,6 +222,8 @@ type colAcc struct {
 	// (a sequence id), so no value can repeat and keySet is not needed.
 	mono     bool
 	monoLast float64
+	// pii gathers the evidence of personal data or secrets.
+	pii piiAcc
 }
 
 // valInfo is what classifying one distinct value found.
@@ -234,6 +235,9 @@ type valInfo struct {
 	lead0  bool
 	layout int8 // index in dateLayouts
 	text   uint8
+	cls    classSet // sensitive classes the value matches
+	pshape int16    // index in colAcc.pii.shapeCounts; -1 for none
+	dom    int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
 }
 
 // valInfo.text flags.
@@ -254,6 +258,7 @@ func newColAcc(name string, limit int) *colAcc {
 		dCur:     -1,
 		mono:     true,
 		monoLast: math.Inf(-1),
+		pii:      newPIIAcc(name),
 	}
 }
 
@@ -299,7 +304,7 @@ func (c *colAcc) add(raw string) {
 		c.counts[i]++
 		c.replay(&c.info[i])
 		if c.overflow {
-			c.hashed(h, true)
+			c.hashed(h, true, c.info[i].cls)
 		}
 		return
 	}
@@ -333,8 +338,9 @@ func (c *colAcc) add(raw string) {
 	if vi.kind == kText {
 		c.textInfo(s, &vi)
 	}
+	c.pii.classify(s, &vi)
 	if c.examples[vi.kind] == "" {
-		c.examples[vi.kind] = clip(s, 40)
+		c.examples[vi.kind] = clip(maskText(s), 40)
 	}
 	c.replay(&vi)
 	c.count(s, h, &vi)
@@ -347,6 +353,7 @@ func (c *colAcc) replay(vi *valInfo) {
 	c.lenMax = max(c.lenMax, n)
 	c.lenSum += int64(n)
 	c.kinds[vi.kind]++
+	c.pii.replay(vi)
 	switch vi.kind {
 	case kInt:
 		if vi.lead0 {
@@ -524,7 +531,7 @@ func (c *colAcc) count(s string, h uint64, vi *valInfo) {
 		c.startOverflow()
 	}
 	c.missed++
-	c.hashed(h, false)
+	c.hashed(h, false, vi.cls)
 	c.ss.add(h, unsafeBytes(countKey(s)))
 }
 
@@ -550,7 +557,7 @@ func (c *colAcc) startOverflow() {
 	}
 	c.idx.each(func(h uint64, i int32) {
 		c.hll.add(h)
-		c.join.add(h)
+		c.joinAdd(h, c.info[i].cls)
 		if c.counts[i] > 1 {
 			c.keyDead = true
 		}
@@ -563,11 +570,22 @@ func (c *colAcc) startOverflow() {
 	}
 }
 
+// joinAdd adds a value's hash to the join sketch unless the value is
+// personal data or a secret: the hash function is public, so the hash of
+// an email or a phone number is as good as the value to whoever can
+// guess candidates.
+func (c *colAcc) joinAdd(h uint64, cls classSet) {
+	if cls&strongValue == 0 {
+		c.join.add(h)
+	}
+}
+
 // hashed feeds the hash of a value counted after overflow to the
-// sketches; known means the value was counted before.
-func (c *colAcc) hashed(h uint64, known bool) {
+// sketches; known means the value was counted before; cls are the
+// value's sensitive classes.
+func (c *colAcc) hashed(h uint64, known bool, cls classSet) {
 	c.hll.add(h)
-	c.join.add(h)
+	c.joinAdd(h, cls)
 	if known {
 		c.keyDead = true
 		c.keySet = nil
@@ -602,32 +620,34 @@ func clip(s string, n int) string {
 }
 
 // sortedCounts returns the exact value counts, most frequent first, ties
-// by value, so the output is deterministic.
+// by value, so the output is deterministic. Values are not yet clipped.
 func (c *colAcc) sortedCounts() []ValueCount {
 	out := make([]ValueCount, 0, len(c.keys))
 	for i, k := range c.keys {
-		out = append(out, ValueCount{Value: displayKey(k), Count: c.counts[i]})
+		out = append(out, ValueCount{Value: fullKey(k), Count: c.counts[i]})
 	}
 	if c.overflow {
 		for _, e := range c.ss.ent {
-			out = append(out, ValueCount{Value: displayKey(string(e.val)), Count: e.count, Approx: true})
+			out = append(out, ValueCount{Value: fullKey(string(e.val)), Count: e.count, Approx: true})
 		}
 	}
-	slices.SortFunc(out, func(a, b ValueCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
+	sortCounts(out)
 	return out
 }
 
-func displayKey(k string) string {
+// fullKey is the value a counted key keeps (its first maxKeyLen-17
+// bytes for a long value); catalogs are clipped for display by clipValues
+// only after masking has seen this much.
+func fullKey(k string) string {
 	if i := strings.IndexByte(k, 0); i >= 0 {
 		k = k[:i]
 	}
-	return clip(k, 40)
+	return k
+}
+
+// clipValues clips listed values to 40 characters for display.
+func clipValues(vs []ValueCount) {
+	for i := range vs {
+		vs[i].Value = clip(vs[i].Value, 40)
+	}
 }

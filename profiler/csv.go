@@ -185,6 +185,9 @@ func looksHeader(recs [][]string) bool {
 		case kInt, kDec, kDate:
 			return false
 		}
+		if c := findSensitive(f); c != ClassNone && c != ClassName {
+			return false // data such as an email or a token, not a name
+		}
 	}
 	if len(recs) == 1 {
 		return true

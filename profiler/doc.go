@@ -13,6 +13,15 @@
 // Options.ExactDistinct distinct values per column, then HyperLogLog,
 // KLL quantiles, SpaceSaving heavy hitters and a bottom-k join sketch.
 //
+// Profiles keep personal data and secrets out, as far as heuristic
+// detection finds them. Each column is checked for emails, phone numbers,
+// national ids, payment cards, IBANs, IP addresses, credentials and
+// tokens, and (by its name and the values' shape) person names, street
+// addresses and birth dates; a sensitive column keeps its counts, shapes
+// and email domains but none of its values, and any other value shown
+// (catalogs, sample rows, examples) that contains such data is replaced
+// by a mask like <email>. See Sensitive and the rule in sensitive.go.
+//
 // A TableProfile renders as markdown within a token budget counted with
 // the cl100k_base tokenizer (Tokens, Counter), as JSON through its struct
 // tags, and as a complete memory file with front matter (SchemaFile).

@@ -24,3 +24,23 @@ func ExampleProfile() {
 	// amount decimal
 	// when date
 }
+
+// A column of emails keeps its counts, shapes and domains; its values
+// are withheld, and sample rows show a mask.
+func ExampleSensitive() {
+	tp, err := profiler.Profile(context.Background(), profiler.FileSource{Path: "testdata/pii/customers.csv"}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range tp.Columns[:3] {
+		if s := c.Sensitive; s != nil {
+			fmt.Println(c.Name, s.Class, s.Share, s.Domains[:min(1, len(s.Domains))])
+		}
+	}
+	fmt.Println(tp.Samples[0][2])
+	// Output:
+	// name name 1 []
+	// email email 1 [{mail.example 18 false}]
+	// <email>
+}

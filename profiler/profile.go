@@ -63,7 +63,10 @@ func (o *Options) withDefaults() Options {
 }
 
 // TableProfile is the statistical profile of one source. It holds no raw
-// data beyond the short, clipped sample rows and category values.
+// data beyond the short, clipped sample rows and category values, and
+// none of personal data or secrets: sensitive columns (ColumnProfile.
+// Sensitive) are described by shape only, and values holding such data
+// elsewhere are replaced by masks such as <email> or <card>.
 type TableProfile struct {
 	Name            string           `json:"name"`
 	Format          string           `json:"format,omitempty"`
@@ -100,6 +103,9 @@ type ColumnProfile struct {
 	OtherCount    int64        `json:"other_count,omitempty"`
 	Warnings      []string     `json:"warnings,omitempty"`
 	Join          *JoinSketch  `json:"join,omitempty"`
+	// Sensitive is set when the column holds personal data or secrets;
+	// the profile then holds no value of it (see Sensitive).
+	Sensitive *Sensitive `json:"sensitive,omitempty"`
 
 	padded int64
 }
@@ -331,6 +337,11 @@ func (p *profileRun) finish() *TableProfile {
 	names := make([]string, len(p.cols))
 	for i, c := range p.cols {
 		cp := c.finish()
+		if cls := findSensitive(cp.Name); cls != ClassNone && cls != ClassName {
+			// a header that is data (a JSON object keyed by emails)
+			cp.Name = "column_" + strconv.Itoa(i+1)
+			tp.Warnings = append(tp.Warnings, fmt.Sprintf("the name of %s looked like %s data and was replaced", cp.Name, cls))
+		}
 		tp.Columns = append(tp.Columns, cp)
 		names[i] = c.name
 		if cp.Unique && cp.Type != TypeDecimal && cp.Type != TypeText {
@@ -353,6 +364,14 @@ func (p *profileRun) finish() *TableProfile {
 	tp.DuplicateRows = r.dups
 	tp.DuplicatesLower = r.capped
 	tp.Samples = r.pickSamples(len(p.cols))
+	for _, row := range tp.Samples {
+		for ci, v := range row {
+			if ci < len(tp.Columns) && tp.Columns[ci].Sensitive != nil && !missing(v) {
+				row[ci] = tp.Columns[ci].Sensitive.class.Mask()
+			}
+		}
+	}
+
 	h := sha256.New()
 	for _, n := range names {
 		h.Write([]byte(n))
@@ -410,6 +429,7 @@ func (c *colAcc) finish() *ColumnProfile {
 		return float64(s) / float64(nn)
 	}
 	const conform = 0.99
+	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kBool) >= conform)
 	var main []kind
 	switch {
 	case share(kInt) >= conform && c.lead0 == 0:
@@ -438,7 +458,11 @@ func (c *colAcc) finish() *ColumnProfile {
 			if slices.Contains(main, kind(k)) || c.kinds[k] == 0 {
 				continue
 			}
-			cp.Warnings = append(cp.Warnings, fmt.Sprintf("%d values are %s, not %s (e.g. %q)", c.kinds[k], kindNames[k], cp.Type, c.examples[k]))
+			w := fmt.Sprintf("%d values are %s, not %s", c.kinds[k], kindNames[k], cp.Type)
+			if cls == ClassNone {
+				w += fmt.Sprintf(" (e.g. %q)", c.examples[k])
+			}
+			cp.Warnings = append(cp.Warnings, w)
 		}
 	}
 	sc := c.sortedCounts()
@@ -494,13 +518,35 @@ func (c *colAcc) finish() *ColumnProfile {
 	if cp.Type != TypeDecimal && cp.Type != TypeText && cp.Type != TypeBoolean {
 		js := &JoinSketch{Exact: !c.overflow || !c.join.full()}
 		if !c.overflow {
-			c.idx.each(func(h uint64, _ int32) { c.join.add(h) })
+			c.idx.each(func(h uint64, i int32) { c.joinAdd(h, c.info[i].cls) })
 			js.Exact = !c.join.full()
 		}
 		js.Hashes = slices.Clone(c.join.h)
 		cp.Join = js
 	}
+	if cls != ClassNone {
+		withhold(cp, c.pii.summary(cls, clsShare, nn))
+	} else {
+		maskCatalog(cp)
+		clipValues(cp.Top)
+		clipValues(cp.Rare)
+	}
 	return cp
+}
+
+// withhold marks cp sensitive and drops every value it holds: catalog,
+// numeric range and quantiles, dates beyond their years, text patterns
+// and the join sketch.
+func withhold(cp *ColumnProfile, s *Sensitive) {
+	cp.Sensitive = s
+	cp.Top, cp.Rare, cp.OtherCount = nil, nil, 0
+	cp.Numeric, cp.Patterns, cp.Join = nil, nil, nil
+	if d := cp.Dates; d != nil {
+		cp.Dates = nil
+		if s.class == ClassBirthDate {
+			cp.Dates = &DateStats{Min: d.Min[:4], Max: d.Max[:4]}
+		}
+	}
 }
 
 func round(v float64, d int) float64 {
@@ -575,38 +621,26 @@ func (c *colAcc) patterns(nn int64) []string {
 	if c.shapesOver || len(c.shapes) == 0 {
 		return out
 	}
-	type sh struct {
-		s string
-		n int64
-	}
-	var all []sh
+	var all []ValueCount
 	var total int64
 	for i, s := range c.shapeNames {
 		n := c.shapeCounts[i]
-		all = append(all, sh{s, n})
+		all = append(all, ValueCount{Value: s, Count: n})
 		total += n
 	}
 	if float64(total) < 0.9*float64(c.kinds[kText]) {
 		return out
 	}
-	slices.SortFunc(all, func(a, b sh) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.s, b.s)
-	})
+	sortCounts(all)
 	// code-like: a few shapes with digits or upper-case runs cover ≥90%
 	var cov int64
 	var shapes []string
 	for _, s := range all[:min(3, len(all))] {
-		if !strings.ContainsAny(s.s, "9") {
+		if !strings.ContainsAny(s.Value, "9") {
 			continue
 		}
-		cov += s.n
-		shapes = append(shapes, s.s)
+		cov += s.Count
+		shapes = append(shapes, s.Value)
 	}
 	if len(shapes) > 0 && float64(cov) >= 0.9*float64(c.kinds[kText]) {
 		out = append(out, "code-like "+strings.Join(shapes, "|"))
@@ -720,7 +754,7 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 				} else {
 					v = valueString(a, i)
 				}
-				row[ci] = clip(v, sampleCellLen)
+				row[ci] = clip(maskText(v), sampleCellLen)
 			}
 			r.cands = append(r.cands, row)
 		}

@@ -46,6 +46,8 @@ func TestProfile_Golden(t *testing.T) {
 		{"header-only", "testdata/csv/header-only.csv"},
 		{"json-lines", "testdata/json-lines.jsonl"},
 		{"json-array", "testdata/array.json"},
+		{"customers", "testdata/pii/customers.csv"},
+		{"npm-tokens", "testdata/pii/npm-tokens.csv"},
 		{"worldbank_gdp", "testdata/datasets/worldbank_gdp.csv.gz"},
 		{"uci_adult", "testdata/datasets/uci_adult.csv.gz"},
 	}
@@ -65,22 +67,29 @@ func TestProfile_Golden(t *testing.T) {
 				ext  string
 				data []byte
 			}{{".md", []byte(md)}, {".json", js}} {
-				gp := filepath.Join("testdata", "golden", tc.name+g.ext)
-				if *update {
-					if err := os.WriteFile(gp, g.data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(gp)
-				if err != nil {
-					t.Fatalf("missing golden %s (run go test ./profiler -update): %v", gp, err)
-				}
-				if !bytes.Equal(g.data, want) {
-					t.Errorf("%s differs from golden; run go test ./profiler -update and review.\ngot:\n%s", gp, g.data)
-				}
+				checkGolden(t, tc.name+g.ext, g.data)
 			}
 		})
+	}
+}
+
+// checkGolden compares data with testdata/golden/name, or rewrites the
+// file under -update.
+func checkGolden(t *testing.T, name string, data []byte) {
+	t.Helper()
+	gp := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(gp, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(gp)
+	if err != nil {
+		t.Fatalf("missing golden %s (run go test ./profiler -update): %v", gp, err)
+	}
+	if !bytes.Equal(data, want) {
+		t.Errorf("%s differs from golden; run go test ./profiler -update and review.\ngot:\n%s", gp, data)
 	}
 }
 

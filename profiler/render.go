@@ -182,6 +182,9 @@ func (c *ColumnProfile) line(rows int64, d detail) string {
 	if c.Format != "" {
 		head += " " + c.Format
 	}
+	if s := c.Sensitive; s != nil {
+		f = append(f, fmt.Sprintf("sensitive %s %s, values withheld", s.Class, pct(int64(math.Round(s.Share*1000)), 1000)))
+	}
 	if miss := c.Nulls + c.Empty; miss > 0 {
 		s := "missing " + pct(miss, rows)
 		if len(c.NullTokens) > 0 {
@@ -233,6 +236,14 @@ func (c *ColumnProfile) line(rows int64, d detail) string {
 	}
 	if d.facts && len(c.Patterns) > 0 {
 		f = append(f, strings.Join(c.Patterns, ", "))
+	}
+	if s := c.Sensitive; s != nil && d.facts {
+		if len(s.Shapes) > 0 {
+			f = append(f, "shapes "+shares(s.Shapes, c.Count))
+		}
+		if len(s.Domains) > 0 {
+			f = append(f, "domains "+shares(s.Domains, c.Count))
+		}
 	}
 	if d.catalog > 0 && len(c.Top) > 0 {
 		f = append(f, c.catalogText(d))
@@ -287,6 +298,15 @@ func (c *ColumnProfile) catalogText(d detail) string {
 		s += "; rare: " + strings.Join(rp, ", ")
 	}
 	return "values " + s
+}
+
+// shares lists values with their share of n, as "a.a@a.a 60%".
+func shares(vs []ValueCount, n int64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.Value + " " + pct(v.Count, n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func vc(v ValueCount) string {
