@@ -53,7 +53,7 @@ func (s *Store) stageLater() {
 // itself never reads that file; Close calls Flush.
 func (s *Store) Flush() error {
 	s.mu.Lock()
-	pending := s.unstaged
+	pending := s.unstaged && !s.closed
 	s.mu.Unlock()
 	if !pending {
 		return nil

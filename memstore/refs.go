@@ -104,7 +104,8 @@ func (g *gitRepo) readRef() (plumbing.Hash, error) {
 // <ref>.lock, flushed, and renamed over the ref, so the ref is never seen
 // empty or half written, and the directory is flushed so the rename
 // survives a power cut. Callers hold the repository lock; errHeadMoved
-// means the branch is no longer at old. The move is recorded in the reflog.
+// means the branch is no longer at old. The move is then recorded in the
+// reflog.
 func (g *gitRepo) advance(old, next plumbing.Hash, meta commitMeta) error {
 	cur, err := g.readRef()
 	switch {
@@ -150,7 +151,6 @@ func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
 		_ = os.Remove(lock)
 		return fmt.Errorf("write %s: %w", branch, err)
 	}
-	g.appendReflog(old, next, meta)
 	if err := os.Rename(lock, ref); err != nil {
 		_ = os.Remove(lock)
 		return fmt.Errorf("move %s: %w", branch, err)
@@ -160,6 +160,9 @@ func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
 			return fmt.Errorf("flush %s: %w", branch, err)
 		}
 	}
+	// After the move, so the reflog never names a commit the branch did
+	// not reach.
+	g.appendReflog(old, next, meta)
 	return nil
 }
 

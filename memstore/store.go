@@ -96,6 +96,7 @@ type Store struct {
 	lock      *repoLock        // serialises writers across processes; taken under mu
 	mirrors   []*mirror        // the primary index first, then the fallback
 	unstaged  bool             // .git/index may lag behind HEAD because of this process's writes
+	closed    bool             // Close has run: later writes and a late timer's Flush do nothing
 	flusher   *time.Timer      // brings .git/index up to date after a quiet period
 	closeRepo func() error     // releases the repository's open pack files
 	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
@@ -340,7 +341,11 @@ func (s *Store) Close(ctx context.Context) error {
 		s.flusher.Stop()
 	}
 	s.mu.Unlock()
-	return errors.Join(s.Flush(), s.closeRepo(), s.lock.close())
+	err := s.Flush()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return errors.Join(err, s.closeRepo(), s.lock.close())
 }
 
 // maxHeadMoves is how often a write is prepared again because the branch
@@ -355,6 +360,9 @@ const maxHeadMoves = 5
 func (s *Store) locked(ctx context.Context, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
 	if err := s.lock.acquire(ctx); err != nil {
 		return err
 	}
@@ -370,6 +378,9 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 	return &Error{Kind: ErrConflict, Msg: "Error: the memory kept changing while this write was prepared.",
 		Hint: "Retry; nothing was written.", Err: errHeadMoved}
 }
+
+// errClosed answers a call on a closed Store.
+var errClosed = &Error{Kind: ErrInvalid, Msg: "Error: the memory store is closed."}
 
 // lockedWrite is locked for a write that returns a WriteResult.
 func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error)) (WriteResult, error) {
