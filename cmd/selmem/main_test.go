@@ -198,3 +198,35 @@ func TestCLI_ConfigProfileEgress(t *testing.T) {
 		})
 	}
 }
+
+// TestCLI_InitRefusesExistingMemory checks init never starts an existing
+// memory over: it fails, says why, and changes nothing.
+func TestCLI_InitRefusesExistingMemory(t *testing.T) {
+	home := t.TempDir()
+	if code, _, stderr := cli(t, home, "", "init"); code != exitOK {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := cli(t, home, "- kept\n", "create", "notes/kept.md"); code != exitOK {
+		t.Fatalf("create: exit %d: %s", code, stderr)
+	}
+	head := func() string {
+		out, err := exec.Command("git", "-C", filepath.Join(home, "memory"), "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	before := head()
+	for _, args := range [][]string{{"init"}, {"init", "--demo"}} {
+		code, _, stderr := cli(t, home, "", args...)
+		if code != exitFailed || !strings.Contains(stderr, "already holds a memory") {
+			t.Errorf("%v on an existing memory: exit %d, stderr %q; want a refusal", args, code, stderr)
+		}
+	}
+	if after := head(); after != before {
+		t.Errorf("HEAD moved from %s to %s", before, after)
+	}
+	if code, stdout, _ := cli(t, home, "", "view", "notes/kept.md"); code != exitOK || !strings.Contains(stdout, "- kept") {
+		t.Errorf("view after the refused init: exit %d, %q", code, stdout)
+	}
+}
