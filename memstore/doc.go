@@ -3,6 +3,13 @@
 // the Index interface with its mirror of git, the Embedder interface and
 // hybrid search.
 //
+// Durability is the Store's first promise: a write is acknowledged only once
+// its commit is reachable from HEAD on disk (objects flushed before the
+// branch moves by git's lockfile protocol, see Durability), writers in
+// every process that opens the same home serialise on a file lock in the
+// repository, and an existing repository is never initialised again: a
+// damaged branch is recovered or Open refuses.
+//
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:
 // the tools and resources packages are thin layers over it.

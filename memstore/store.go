@@ -289,10 +289,11 @@ func (s *Store) checkBranch() error {
 	if !errors.Is(err, errRefMissing) && !errors.As(err, &damaged) {
 		return fmt.Errorf("read %s: %w", branch, err)
 	}
+	damage := err
 	jc, _ := s.readJournal()
-	found, from, rerr := s.git.recoverRef(jc.commit)
-	if rerr != nil {
-		return fmt.Errorf("memstore: the memory repository at %s cannot be opened: %v, and %v. Nothing was changed; restore it from a backup or move it aside", s.dir, err, rerr)
+	found, from, err := s.git.recoverRef(jc.commit)
+	if err != nil {
+		return fmt.Errorf("memstore: the memory repository at %s cannot be opened: %v, and %v. Nothing was changed; restore it from a backup or move it aside", s.dir, damage, err)
 	}
 	meta := s.meta("recover "+branch.Short(), nil, nil)
 	if found.IsZero() {
@@ -311,7 +312,7 @@ func (s *Store) checkBranch() error {
 	if err := s.git.writeRef(plumbing.ZeroHash, found, meta); err != nil {
 		return err
 	}
-	s.log.Warn("recovered the memory's branch", logKeyCommit, found.String(), "from", from, logKeyErr, err)
+	s.log.Warn("recovered the memory's branch", logKeyCommit, found.String(), "from", from, logKeyErr, damage)
 	return nil
 }
 
