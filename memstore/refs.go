@@ -290,7 +290,7 @@ func syncAll(paths []string) error {
 // rather than fall back to an older commit and silently drop writes. The
 // zero hash means the repository holds no commit and never did.
 func (g *gitRepo) recoverRef(journalCommit plumbing.Hash) (plumbing.Hash, string, error) {
-	r := recovery{g: g, trees: map[plumbing.Hash]bool{}}
+	r := recovery{g: g, depths: map[plumbing.Hash]int{}, trees: map[plumbing.Hash]bool{}}
 	if !journalCommit.IsZero() && r.whole(journalCommit) {
 		return journalCommit, "the write journal", nil
 	}
@@ -350,9 +350,6 @@ type recovery struct {
 // depth returns the length of h's first-parent history (0 when h cannot be
 // read). It walks iteratively, so long histories cannot overflow the stack.
 func (r *recovery) depth(h plumbing.Hash) int {
-	if r.depths == nil {
-		r.depths = map[plumbing.Hash]int{}
-	}
 	var chain []plumbing.Hash
 	base := 0
 	for cur := h; ; {

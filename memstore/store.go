@@ -274,9 +274,8 @@ func openRepo(dir string) (*git.Repository, func() error, error) {
 	return repo, st.Close, nil
 }
 
-// checkBranch makes sure HEAD names the branch and the branch names a
-// readable commit, recovering a missing or damaged ref. It runs under the
-// repository lock.
+// checkBranch makes sure the branch names a readable commit, recovering a
+// missing or damaged ref. It runs under the repository lock.
 func (s *Store) checkBranch() error {
 	h, err := s.git.readRef()
 	if err == nil {
@@ -421,16 +420,15 @@ func (s *Store) checkCase(tree *object.Tree, changes []change) error {
 		for i := range parts {
 			prefix := strings.Join(parts[:i+1], "/")
 			lower := strings.ToLower(prefix)
-			if other, ok := seen[lower]; ok && other != prefix {
-				return caseCollision(prefix, other)
+			if other, ok := seen[lower]; ok {
+				if other != prefix {
+					return caseCollision(prefix, other)
+				}
+				continue // checked for an earlier file of this commit
 			}
 			seen[lower] = prefix
 			dir := strings.Join(parts[:i], "/")
-			entries, err := dirEntries(tree, dir)
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
+			for _, e := range dirEntries(tree, dir) {
 				other := path.Join(dir, e)
 				if e != parts[i] && strings.EqualFold(e, parts[i]) && !gone(other) {
 					return caseCollision(prefix, other)
@@ -442,20 +440,20 @@ func (s *Store) checkCase(tree *object.Tree, changes []change) error {
 }
 
 // dirEntries lists the names in the directory dir of tree (none when dir is
-// absent).
-func dirEntries(tree *object.Tree, dir string) ([]string, error) {
+// absent or a file: nothing to collide with).
+func dirEntries(tree *object.Tree, dir string) []string {
 	t := tree
 	if dir != "" {
 		var err error
 		if t, err = tree.Tree(dir); err != nil {
-			return nil, nil // absent, or a file: nothing to collide with
+			return nil
 		}
 	}
 	names := make([]string, len(t.Entries))
 	for i, e := range t.Entries {
 		names[i] = e.Name
 	}
-	return names, nil
+	return names
 }
 
 func caseCollision(p, other string) error {
