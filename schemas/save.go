@@ -79,14 +79,34 @@ type SaveResult struct {
 // nothing changes no commit is made. w carries the provenance (nil is
 // valid).
 func Save(ctx context.Context, store *memstore.Store, workspace, name string, tp *profiler.TableProfile, connector string, budget int, w *memstore.WriteOptions) (SaveResult, error) {
-	if err := CheckWorkspace(workspace); err != nil {
+	res, files, err := Plan(store, workspace, name, tp, connector, budget)
+	if err != nil {
 		return SaveResult{}, err
+	}
+	wr, err := store.Put(ctx, files, w)
+	if err != nil {
+		return SaveResult{}, err
+	}
+	res.Commit = wr.Commit
+	if res.Commit == "" {
+		res.Changed = nil
+	}
+	return res, nil
+}
+
+// Plan computes the files Save writes, by virtual path, without writing
+// them, for a caller that commits them together with files of its own.
+// SaveResult.Changed lists the files whose content differs from what is
+// stored; Commit is empty.
+func Plan(store *memstore.Store, workspace, name string, tp *profiler.TableProfile, connector string, budget int) (SaveResult, map[string]string, error) {
+	if err := CheckWorkspace(workspace); err != nil {
+		return SaveResult{}, nil, err
 	}
 	if err := CheckName(name); err != nil {
-		return SaveResult{}, err
+		return SaveResult{}, nil, err
 	}
 	if budget < 0 {
-		return SaveResult{}, invalid(fmt.Sprintf("budget %d is negative.", budget), "Give a number of tokens, or 0 for the default.")
+		return SaveResult{}, nil, invalid(fmt.Sprintf("budget %d is negative.", budget), "Give a number of tokens, or 0 for the default.")
 	}
 	dir := Dir(workspace)
 	res := SaveResult{
@@ -98,13 +118,13 @@ func Save(ctx context.Context, store *memstore.Store, workspace, name string, tp
 	joins := tp.JoinSketchesCSV(int(store.Limits().MaxFileBytes))
 	profiles, err := workspaceSketches(store, dir, name)
 	if err != nil {
-		return SaveResult{}, err
+		return SaveResult{}, nil, err
 	}
 	// Relate what is stored, not the in-memory profile, so the result is
 	// the same whether a schema was just profiled or read back.
 	own, err := profiler.ParseJoinSketchesCSV(name, joins)
 	if err != nil {
-		return SaveResult{}, err
+		return SaveResult{}, nil, err
 	}
 	profiles[name] = own
 	res.Related = profiler.Relate(profiles)
@@ -119,15 +139,7 @@ func Save(ctx context.Context, store *memstore.Store, workspace, name string, tp
 		}
 	}
 	sort.Strings(res.Changed)
-	wr, err := store.Put(ctx, files, w)
-	if err != nil {
-		return SaveResult{}, err
-	}
-	res.Commit = wr.Commit
-	if res.Commit == "" {
-		res.Changed = nil
-	}
-	return res, nil
+	return res, files, nil
 }
 
 // RelationshipsFile renders schemas/relationships.md: front matter and

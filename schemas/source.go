@@ -319,3 +319,36 @@ func sqlitePath(dsn string) string {
 	}
 	return p
 }
+
+// CheckDir checks that the directory dir, with symbolic links resolved,
+// lies inside a's data roots, as a file source's path must: a caller that
+// lists a directory (a connector's glob) checks it first.
+func (a Access) CheckDir(dir string) error {
+	if a.Local {
+		return nil
+	}
+	switch {
+	case len(a.Roots) == 0:
+		return invalid("file sources are disabled: no data roots are configured.",
+			"Ask the user to set profile.data_roots (env SELMEM_PROFILE_DATA_ROOTS) to the directories selmem may read data from.")
+	case !filepath.IsAbs(dir) || slices.Contains(strings.Split(filepath.ToSlash(dir), "/"), ".."):
+		return invalid(fmt.Sprintf("the directory %s is not an absolute path without .. elements.", dir), "Give an absolute path under "+strings.Join(a.Roots, ", ")+".")
+	}
+	var real []string
+	for _, r := range a.Roots {
+		if rr, err := filepath.EvalSymlinks(r); err == nil {
+			real = append(real, rr)
+		}
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Clean(dir))
+	if err != nil {
+		if !inside(filepath.Clean(dir), a.Roots) && !inside(filepath.Clean(dir), real) {
+			return invalid(fmt.Sprintf("%s is outside the data roots.", dir), "Only files under "+strings.Join(a.Roots, ", ")+" can be read.")
+		}
+		return &memstore.Error{Kind: memstore.ErrNotFound, Msg: fmt.Sprintf("Error: the directory %s does not exist.", dir), Hint: "Check the path."}
+	}
+	if !inside(resolved, real) {
+		return invalid(fmt.Sprintf("%s is outside the data roots.", dir), "Only files under "+strings.Join(a.Roots, ", ")+" can be read.")
+	}
+	return nil
+}

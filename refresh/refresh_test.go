@@ -1,0 +1,175 @@
+package refresh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+const (
+	dataV1 = "region,amount,units,day\nEMEA,10.5,3,2026-11-02\nAMER,20,4,2026-11-03\nAPAC,5.25,1,2026-11-04\n"
+	// v2: rows shuffled, amounts changed, an extra column.
+	dataV2 = "units,region,day,amount,channel\n2,APAC,2026-11-09,6.5,web\n5,EMEA,2026-11-10,11,store\n4,AMER,2026-11-11,23.75,web\n"
+	// v3: amount is gone.
+	dataV3 = "region,units,day\nEMEA,3,2026-11-16\n"
+	// v4: units became text.
+	dataV4 = "region,amount,units,day\nEMEA,1,three,2026-11-16\n"
+)
+
+func TestRefresh_Lifecycle(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	p := f.writeData(t, "orders.csv", dataV1)
+	f.bindFile(t, p)
+
+	res, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash", Trigger: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Outcome, OutcomeRefreshed; got != want {
+		t.Fatalf("outcome = %s, want %s", got, want)
+	}
+	wantCols := []Column{{"region", TypeText}, {"amount", TypeNumber}, {"units", TypeInteger}, {"day", TypeDate}}
+	if diff := cmp.Diff(wantCols, res.Binding.Columns); diff != "" {
+		t.Fatalf("original columns (-want +got):\n%s", diff)
+	}
+	b, err := f.r.ReadBinding("sales", "dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Snapshot == nil || b.Snapshot.Rows != 3 || b.Snapshot.Source != "file:orders.csv" {
+		t.Fatalf("binding snapshot = %+v", b.Snapshot)
+	}
+	if _, _, err := f.store.Read("/memories/workspaces/sales/schemas/orders.md"); err != nil {
+		t.Fatalf("profile not stored: %v", err)
+	}
+	snap1 := b.Snapshot.SHA256
+
+	// The same data again: nothing to commit.
+	h := head(t, f.store)
+	res, err = f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+	if err != nil || res.Outcome != OutcomeUnchanged || head(t, f.store) != h {
+		t.Fatalf("refresh of unchanged data = %v, %v; head moved: %v", res.Outcome, err, head(t, f.store) != h)
+	}
+
+	// v2 fits: an added column, rows shuffled.
+	f.writeData(t, "orders.csv", dataV2)
+	res, err = f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"channel"}, res.ColumnsAdded); diff != "" {
+		t.Errorf("columns added (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantCols, res.Binding.Columns); diff != "" {
+		t.Errorf("the original columns changed (-want +got):\n%s", diff)
+	}
+	if res.PreviousSHA256 != snap1 || res.Binding.Snapshot.SHA256 == snap1 {
+		t.Errorf("snapshot did not move: %s -> %s", res.PreviousSHA256, res.Binding.Snapshot.SHA256)
+	}
+	data, err := f.r.Snapshots().Get(res.Binding.Snapshot.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Records []map[string]any `json:"records"`
+		Rows    int              `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snap.Records[2]["amount"], 23.75; got != want {
+		t.Errorf("records[2].amount = %v, want %v", got, want)
+	}
+
+	// v3 and v4 break the artifact: nothing changes.
+	for _, tc := range []struct {
+		name, data string
+		missing    []string
+		changed    []TypeChange
+	}{
+		{"missing column", dataV3, []string{"amount"}, nil},
+		{"text where integer", dataV4, nil, []TypeChange{{"units", TypeInteger, TypeText}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b0, _, _ := f.store.Read(BindingPath("sales", "dash"))
+			h := head(t, f.store)
+			f.writeData(t, "orders.csv", tc.data)
+			_, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+			var inc *IncompatibleError
+			if !errors.As(err, &inc) || !errors.Is(err, memstore.ErrConflict) {
+				t.Fatalf("err = %v, want an IncompatibleError", err)
+			}
+			if diff := cmp.Diff(tc.missing, inc.Break.Missing); diff != "" {
+				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.changed, inc.Break.Changed); diff != "" {
+				t.Errorf("type changes (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(err.Error(), "regenerate") {
+				t.Errorf("the message does not say to regenerate: %s", err)
+			}
+			b1, _, _ := f.store.Read(BindingPath("sales", "dash"))
+			if head(t, f.store) != h || string(b0) != string(b1) {
+				t.Error("an incompatible refresh changed the memory")
+			}
+			st, ok := f.r.Snapshots().LastStatus("sales", "dash")
+			if !ok || st.Outcome != OutcomeIncompatible || st.Break == nil {
+				t.Errorf("status = %+v", st)
+			}
+		})
+	}
+}
+
+func TestRefresh_Retention(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil) // keeps 3
+	p := f.writeData(t, "orders.csv", dataV1)
+	f.bindFile(t, p)
+	var shas []string
+	for i := range 5 {
+		f.writeData(t, "orders.csv", dataV1+"EMEA,"+strings.Repeat("1", i+1)+",1,2026-11-05\n")
+		res, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shas = append(shas, res.Binding.Snapshot.SHA256)
+	}
+	for i, sha := range shas {
+		_, err := f.r.Snapshots().Get(sha)
+		if kept := i >= 2; kept != (err == nil) {
+			t.Errorf("snapshot %d: kept = %v, err = %v", i, kept, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "no longer retained") {
+			t.Errorf("snapshot %d: error does not say it is no longer retained: %v", i, err)
+		}
+	}
+}
+
+func TestRefresh_FailedCommitLeavesNoSnapshot(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	p := f.writeData(t, "orders.csv", dataV1)
+	f.bindFile(t, p)
+	// A schema name whose profile would be refused is caught before the
+	// commit; make the commit itself fail by closing the store.
+	f.store.Close(ctx)
+	_, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+	if err == nil {
+		t.Fatal("refresh on a closed store succeeded")
+	}
+	entries, _ := os.ReadDir(f.r.Snapshots().dir + "/objects")
+	for _, e := range entries {
+		sub, _ := os.ReadDir(f.r.Snapshots().dir + "/objects/" + e.Name())
+		if len(sub) > 0 {
+			t.Errorf("a failed refresh left snapshot %s", sub[0].Name())
+		}
+	}
+}

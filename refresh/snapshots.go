@@ -1,0 +1,252 @@
+package refresh
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultKeep is how many snapshots are kept per artifact by default.
+const DefaultKeep = 10
+
+// Snapshots is the content-addressed store of injected data, outside the
+// git repository:
+//
+//	<dir>/objects/<first two hex digits>/<sha256>.json
+//	<dir>/artifacts/<workspace>/<artifact>.refs   the artifact's snapshots, oldest first
+//	<dir>/status/<workspace>/<artifact>.json      the last refresh run
+//	<dir>/locks/…                                 per-artifact refresh locks
+//
+// Every file is written to a temporary name, flushed and renamed, so a
+// reader never sees part of one; processes sharing a home serialise on
+// file locks.
+type Snapshots struct {
+	dir  string
+	keep int
+}
+
+// OpenSnapshots opens (creating) the snapshot store at dir, keeping keep
+// snapshots per artifact (0: DefaultKeep).
+func OpenSnapshots(dir string, keep int) (*Snapshots, error) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	for _, d := range []string{"objects", "artifacts", "status", "locks"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("refresh: create the snapshot store: %w", err)
+		}
+	}
+	return &Snapshots{dir: dir, keep: keep}, nil
+}
+
+// Hash is the snapshot name of data.
+func Hash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Snapshots) object(sha string) string {
+	return filepath.Join(s.dir, "objects", sha[:2], sha+".json")
+}
+
+// Put stores data durably under its hash and returns the hash.
+func (s *Snapshots) Put(data []byte) (string, error) {
+	sha := Hash(data)
+	p := s.object(sha)
+	if _, err := os.Stat(p); err == nil {
+		return sha, nil
+	}
+	if err := writeFile(p, data); err != nil {
+		return "", fmt.Errorf("refresh: store the snapshot: %w", err)
+	}
+	return sha, nil
+}
+
+// Get reads a snapshot. One no longer retained is ErrNotFound, with a
+// message that says so.
+func (s *Snapshots) Get(sha string) ([]byte, error) {
+	if !sha256Hex.MatchString(sha) {
+		return nil, invalid("the snapshot hash is not a SHA-256 hash.", "")
+	}
+	data, err := os.ReadFile(s.object(sha))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(fmt.Sprintf("snapshot %s is no longer retained (only the last %d of each artifact are kept).", sha[:12], s.keep),
+			"Refresh the artifact to load current data, or ask the user to raise refresh.keep_snapshots.")
+	}
+	return data, err
+}
+
+// Path is the file of a stored snapshot.
+func (s *Snapshots) Path(sha string) string { return s.object(sha) }
+
+func (s *Snapshots) refsFile(ws, artifact string) string {
+	return filepath.Join(s.dir, "artifacts", ws, artifact+".refs")
+}
+
+// Retain records sha as the artifact's newest snapshot and deletes the
+// artifact's snapshots beyond the newest keep that no artifact still
+// retains.
+func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha string) error {
+	unlock, err := lockFile(ctx, filepath.Join(s.dir, "locks", "store.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	refs := s.readRefs(s.refsFile(ws, artifact))
+	refs = append(slices.DeleteFunc(refs, func(r string) bool { return r == sha }), sha)
+	var dropped []string
+	if len(refs) > s.keep {
+		dropped, refs = refs[:len(refs)-s.keep], refs[len(refs)-s.keep:]
+	}
+	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(refs, "\n")+"\n")); err != nil {
+		return fmt.Errorf("refresh: record the snapshot: %w", err)
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	held := s.allRefs()
+	for _, d := range dropped {
+		if !held[d] {
+			s.remove(d)
+		}
+	}
+	return nil
+}
+
+// Discard deletes a snapshot that was stored for a refresh that then
+// failed, unless an artifact retains it.
+func (s *Snapshots) Discard(ctx context.Context, sha string) {
+	unlock, err := lockFile(ctx, filepath.Join(s.dir, "locks", "store.lock"))
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if !s.allRefs()[sha] {
+		s.remove(sha)
+	}
+}
+
+// remove deletes a snapshot and its query database.
+func (s *Snapshots) remove(sha string) {
+	_ = os.Remove(s.object(sha))
+	_ = os.Remove(s.queryFile(sha))
+}
+
+// readRefs reads a refs file; a missing one is empty.
+func (s *Snapshots) readRefs(p string) []string {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var refs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); sha256Hex.MatchString(l) {
+			refs = append(refs, l)
+		}
+	}
+	return refs
+}
+
+// allRefs is every snapshot some artifact retains.
+func (s *Snapshots) allRefs() map[string]bool {
+	held := map[string]bool{}
+	root := filepath.Join(s.dir, "artifacts")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".refs") {
+			for _, r := range s.readRefs(p) {
+				held[r] = true
+			}
+		}
+		return nil
+	})
+	return held
+}
+
+// lockArtifact serialises refreshes of one artifact across goroutines and
+// processes.
+func (s *Snapshots) lockArtifact(ctx context.Context, ws, artifact string) (func(), error) {
+	return lockFile(ctx, filepath.Join(s.dir, "locks", ws, artifact+".lock"))
+}
+
+// lockWait bounds the wait for another refresh of the same artifact.
+const lockWait = 5 * time.Minute
+
+// lockFile takes an exclusive flock on the file p (created), polling until
+// ctx ends or lockWait passes. Each call opens its own descriptor, so two
+// goroutines of one process exclude each other too.
+func lockFile(ctx context.Context, p string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("refresh: open lock: %w", err)
+	}
+	deadline := time.Now().Add(lockWait)
+	pause := time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("refresh: another refresh holds the lock: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// writeFile writes data to p durably: a temporary file in p's directory,
+// flushed, renamed over p, and the directory flushed.
+func writeFile(p string, data []byte) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	d.Close()
+	return err
+}

@@ -1,0 +1,83 @@
+package refresh
+
+import (
+	"encoding/json"
+
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Outcomes of a refresh run.
+const (
+	OutcomeRefreshed    = "refreshed"    // new data stored and committed
+	OutcomeUnchanged    = "unchanged"    // the data was the snapshot already shown
+	OutcomeIncompatible = "incompatible" // the data no longer fits the artifact: regenerate it
+	OutcomeFailed       = "failed"       // the data could not be loaded or stored
+)
+
+// Status is the last refresh run of an artifact, kept outside git.
+type Status struct {
+	Workspace string    `json:"workspace"`
+	Artifact  string    `json:"artifact"`
+	Trigger   string    `json:"trigger"` // tool, cli, schedule, watch
+	Outcome   string    `json:"outcome"`
+	Message   string    `json:"message,omitempty"`
+	At        time.Time `json:"at"`
+	Rows      int64     `json:"rows,omitempty"`
+	Commit    string    `json:"commit,omitempty"`
+	Millis    float64   `json:"millis"`
+	// Break is what diverged when Outcome is incompatible.
+	Break *Break `json:"break,omitempty"`
+}
+
+func (s *Snapshots) statusFile(ws, artifact string) string {
+	return filepath.Join(s.dir, "status", ws, artifact+".json")
+}
+
+// SaveStatus records the last run of an artifact.
+func (s *Snapshots) SaveStatus(st Status) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(s.statusFile(st.Workspace, st.Artifact), data)
+}
+
+// LastStatus is the last run of an artifact; ok is false when it never ran
+// here.
+func (s *Snapshots) LastStatus(ws, artifact string) (st Status, ok bool) {
+	data, err := os.ReadFile(s.statusFile(ws, artifact))
+	if err != nil || json.Unmarshal(data, &st) != nil {
+		return Status{}, false
+	}
+	return st, true
+}
+
+// Statuses are the last runs of every artifact that ran here, by workspace
+// and artifact.
+func (s *Snapshots) Statuses() []Status {
+	var out []Status
+	root := filepath.Join(s.dir, "status")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		var st Status
+		if err == nil && json.Unmarshal(data, &st) == nil {
+			out = append(out, st)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Workspace != out[j].Workspace {
+			return out[i].Workspace < out[j].Workspace
+		}
+		return out[i].Artifact < out[j].Artifact
+	})
+	return out
+}

@@ -1,0 +1,103 @@
+package refresh
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/selmem/selmem/profiler"
+)
+
+func TestCompatible(t *testing.T) {
+	tests := []struct {
+		was, now string
+		want     bool
+	}{
+		{TypeInteger, TypeInteger, true},
+		{TypeInteger, TypeNumber, true}, // safe widening
+		{TypeNumber, TypeInteger, true}, // whole numbers this time
+		{TypeDate, TypeTimestamp, true},
+		{TypeTimestamp, TypeDate, true},
+		{TypeText, TypeEmpty, true}, // no values this time
+		{TypeEmpty, TypeNumber, true},
+		{TypeText, TypeInteger, false},
+		{TypeText, TypeNumber, false},
+		{TypeInteger, TypeText, false},
+		{TypeNumber, TypeText, false},
+		{TypeBoolean, TypeInteger, false},
+		{TypeDate, TypeText, false},
+		{TypeNumber, TypeDate, false},
+	}
+	for _, tc := range tests {
+		if got := compatible(tc.was, tc.now); got != tc.want {
+			t.Errorf("compatible(%s, %s) = %v, want %v", tc.was, tc.now, got, tc.want)
+		}
+	}
+}
+
+func TestValueType(t *testing.T) {
+	tests := map[string]string{
+		"0": TypeInteger, "-12": TypeInteger, "123456789012345678": TypeInteger,
+		"1234567890123456789": TypeNumber, // beyond 18 digits: a number
+		"007":                 TypeText,   // a code
+		"1.5":                 TypeNumber, "-0.25": TypeNumber, "1e6": TypeNumber, "+3": TypeNumber, ".5": TypeNumber,
+		"0x1p3": TypeText, "Inf": TypeText, "NaN": TypeText, "1_000": TypeText, "1,5": TypeText, "1e999": TypeText,
+		"true": TypeBoolean, "FALSE": TypeBoolean, "yes": TypeText,
+		"2026-11-02": TypeDate, "2026-02-30": TypeText,
+		"2026-11-02T10:00:00Z": TypeTimestamp, "2026-11-02 10:00": TypeTimestamp, "2026-11-02 10:00:00.5": TypeTimestamp,
+		"02/11/2026": TypeText, "EMEA": TypeText,
+	}
+	for in, want := range tests {
+		if got := valueType(in); got != want {
+			t.Errorf("valueType(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestTable_JSON loads a CSV with awkward values and checks the snapshot
+// against its golden file, that it is valid JSON, and that it is safe
+// inside an HTML script element.
+func TestTable_JSON(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "awkward.csv")
+	csv := "name,score,ok,when,mixed,note\n" +
+		"</script><script>alert(1)</script>,1.5,true,2026-01-02,1,\"line\nbreak\"\n" +
+		"\"quote \"\" & amp\",+2,false,2026-01-03 04:05,x,\u2028sep\n" +
+		"NA,.5,,2026-01-04,2.5,\t tab\n"
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Load(context.Background(), profiler.FileSource{Path: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Release()
+	got := tab.JSON()
+	var v any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatalf("snapshot is not JSON: %v\n%s", err, got)
+	}
+	for _, bad := range []string{"<", ">", "&", "\u2028"} {
+		if containsString(got, bad) {
+			t.Errorf("snapshot holds a raw %q", bad)
+		}
+	}
+	golden := filepath.Join("testdata", "awkward.json")
+	if *update {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+}
+
+func containsString(b []byte, s string) bool { return strings.Contains(string(b), s) }
