@@ -237,6 +237,9 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	defer func() {
 		res.Timings.Total = ms(time.Since(start))
 		r.record(req, res, err, time.Since(start))
+		if err == nil && res.Commit != "" && r.opts.Changed != nil {
+			r.opts.Changed(res.Changed)
+		}
 	}()
 	if err := CheckArtifact(req.Workspace, req.Artifact); err != nil {
 		return Result{}, err
@@ -336,9 +339,6 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	res.Outcome, res.Binding, res.Commit = OutcomeRefreshed, &next, wr.Commit
 	res.Changed = append(slices.Clone(plan.Changed), BindingPath(req.Workspace, req.Artifact))
 	slices.Sort(res.Changed)
-	if r.opts.Changed != nil {
-		r.opts.Changed(res.Changed)
-	}
 	return res, nil
 }
 
