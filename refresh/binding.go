@@ -160,6 +160,19 @@ func (b *Binding) SchemaName() string {
 	return b.Connector
 }
 
+// NextRun is the binding's next scheduled run after now; ok is false
+// without a schedule.
+func (b *Binding) NextRun(now time.Time) (time.Time, bool) {
+	if b.Schedule == "" {
+		return time.Time{}, false
+	}
+	sched, err := cronParser.Parse(b.Schedule)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return sched.Next(now.UTC()), true
+}
+
 // Marshal renders binding.yaml.
 func (b *Binding) Marshal() string {
 	var buf bytes.Buffer

@@ -67,6 +67,11 @@ func New(store *memstore.Store, snaps *Snapshots, opts *Options) *Refresher {
 	return &Refresher{store: store, snaps: snaps, opts: o, log: log}
 }
 
+// OnChanged sets the function told, after each refresh that committed,
+// which virtual paths changed (replacing Options.Changed). Call it before
+// the refresher is used.
+func (r *Refresher) OnChanged(fn func(paths []string)) { r.opts.Changed = fn }
+
 // Snapshots is the refresher's snapshot store.
 func (r *Refresher) Snapshots() *Snapshots { return r.snaps }
 
@@ -80,6 +85,10 @@ type Request struct {
 	// Source, when set, names another connector (tools/<Source>.yaml) to
 	// load the data through; on success the binding names it from then on.
 	Source string
+	// Rebind replaces the original column set with the new data's
+	// columns instead of checking against it: for an artifact that was
+	// regenerated against new columns.
+	Rebind bool
 	// Trigger says who asked: tool, cli, schedule or watch.
 	Trigger string
 }
@@ -276,7 +285,10 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	if len(t.Columns) == 0 {
 		return Result{}, invalid("the connector returned no columns.", "Check that the source holds a header and rows.")
 	}
-	added, warnings, brk := check(b.Columns, t.Columns)
+	if req.Rebind {
+		next.Columns = nil
+	}
+	added, warnings, brk := check(next.Columns, t.Columns)
 	res.Timings.Check = ms(time.Since(t0))
 	if brk != nil {
 		return Result{}, &IncompatibleError{Workspace: req.Workspace, Artifact: req.Artifact, Break: *brk, Original: b.Columns}
@@ -313,7 +325,7 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	if b.Snapshot != nil {
 		res.PreviousSHA256 = b.Snapshot.SHA256
 	}
-	if b.Snapshot != nil && b.Snapshot.SHA256 == so.sha && next.Connector == b.Connector {
+	if b.Snapshot != nil && b.Snapshot.SHA256 == so.sha && next.Connector == b.Connector && slices.Equal(next.Columns, b.Columns) {
 		res.Outcome, res.Binding = OutcomeUnchanged, b
 		return res, nil
 	}

@@ -468,6 +468,10 @@ func appendString(buf []byte, s string) []byte {
 // once for the snapshot is profiled without reading it again.
 type replay struct{ t *Table }
 
+// Replay is a profiler.Source reading t's batches again; t must not be
+// released before the source is read.
+func Replay(t *Table) profiler.Source { return replay{t} }
+
 func (r replay) Open(context.Context) (profiler.RecordReader, error) {
 	return &replayReader{t: r.t, i: -1}, nil
 }

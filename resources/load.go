@@ -26,6 +26,7 @@ const (
 	fileOutput    = "output.md"
 	dirTools      = "tools"
 	dirSchemas    = "schemas"
+	dirArtifacts  = "artifacts"
 )
 
 // validity is the part of an item's metadata that says when it is in force.

@@ -138,8 +138,8 @@ type change struct {
 }
 
 // classify maps a written virtual path to the resources it affects. Paths
-// outside the workspaces' resource files (notes, artifacts, org, users)
-// affect nothing.
+// outside the workspaces' resource files (notes, org, users) affect
+// nothing.
 func classify(p string) change {
 	p = path.Clean("/" + strings.TrimPrefix(p, "/"))
 	if p == memstore.Root || p == workspacesDir {
@@ -164,6 +164,8 @@ func classify(p string) change {
 		return change{workspace: ws, uris: []string{ResourceURI(ws, KindOutput), ctxURI}}
 	case dirTools:
 		return change{workspace: ws, uris: []string{ResourceURI(ws, KindTools), ctxURI}}
+	case dirArtifacts:
+		return change{workspace: ws, uris: []string{ResourceURI(ws, KindArtifacts)}}
 	case dirSchemas:
 		c := change{workspace: ws, uris: []string{ResourceURI(ws, KindSchemas), ctxURI}}
 		if len(parts) == 2 {

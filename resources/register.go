@@ -14,6 +14,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/profiler"
+	"github.com/selmem/selmem/refresh"
 )
 
 // DefaultBudgetTokens is the token budget of a composed context when
@@ -43,6 +44,12 @@ type Options struct {
 	BudgetTokens int              // token budget of context and schemas; <= 0 means DefaultBudgetTokens
 	Logger       *slog.Logger     // nil discards
 	Now          func() time.Time // clock deciding which items are in force; nil means time.Now
+	// Refresher serves the artifacts resource and the regenerate_artifact
+	// prompt; nil leaves both out.
+	Refresher *refresh.Refresher
+	// NextRun tells the artifacts resource when an artifact's next
+	// scheduled refresh is; nil shows none.
+	NextRun func(workspace, artifact string) (time.Time, bool)
 }
 
 // Registry is the resources, resource templates and prompt Register added to
@@ -55,6 +62,9 @@ type Registry struct {
 	log    *slog.Logger
 	now    func() time.Time
 	count  func(string) int
+
+	refresher *refresh.Refresher
+	schedule  func(workspace, artifact string) (time.Time, bool)
 
 	mu     sync.Mutex                         // serialises Changed; guards listed
 	listed map[string]map[string]mcp.Resource // workspace -> URI -> listed resource
@@ -98,6 +108,7 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Regi
 		if opts.Now != nil {
 			r.now = opts.Now
 		}
+		r.refresher, r.schedule = opts.Refresher, opts.NextRun
 	}
 	r.hookSubscriptions()
 
@@ -114,6 +125,11 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Regi
 			fmt.Sprintf("A workspace's data schema profiles (schemas/<source>.md), or an index of them with their URIs when together they exceed %d tokens.", r.budget), mimeMarkdown},
 		{"memory://workspaces/{workspace}/schemas/{source}", "workspace-schema", "Data schema",
 			"The statistical profile of one data source of a workspace (schemas/<source>.md); relationships holds the join keys between sources.", mimeMarkdown},
+	}
+	if r.refresher != nil {
+		a := artifactsTemplate
+		templates = append(templates, struct{ uri, name, title, desc, mime string }{a.uri, a.name, a.title, a.desc, mimeMarkdown})
+		r.registerArtifacts()
 	}
 	var sts []server.ServerResourceTemplate
 	for _, t := range templates {
@@ -205,6 +221,10 @@ func (r *Registry) fail(uri string, err error) error {
 func (r *Registry) render(t target) (text, mime string, err error) {
 	if t.kind == kindList {
 		text, err = r.workspacesText()
+		return text, mimeMarkdown, err
+	}
+	if t.kind == KindArtifacts {
+		text, err = r.artifactsText(t.workspace)
 		return text, mimeMarkdown, err
 	}
 	files, err := scanWorkspace(r.store, t.workspace)

@@ -15,8 +15,10 @@ const (
 	KindOutput  = "output"  // output.md
 	KindTools   = "tools"   // every tools/<name>.yaml
 	KindSchemas = "schemas" // every schemas/<source>.md
-	kindSchema  = "schema"  // one schemas/<source>.md: memory://workspaces/{workspace}/schemas/{source}
-	kindList    = "list"    // memory://workspaces
+	// KindArtifacts lists the artifacts, with their data and refresh runs.
+	KindArtifacts = "artifacts"
+	kindSchema    = "schema" // one schemas/<source>.md: memory://workspaces/{workspace}/schemas/{source}
+	kindList      = "list"   // memory://workspaces
 )
 
 // ResourceURI returns the URI of a per-workspace resource of the given kind
@@ -66,7 +68,7 @@ func parseURI(uri string) (t target, ok bool) {
 	switch {
 	case len(parts) == 2:
 		switch parts[1] {
-		case KindContext, KindTask, KindOutput, KindTools, KindSchemas:
+		case KindContext, KindTask, KindOutput, KindTools, KindSchemas, KindArtifacts:
 			return target{kind: parts[1], workspace: names[0]}, true
 		}
 	case len(parts) == 3 && parts[1] == KindSchemas:

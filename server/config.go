@@ -29,6 +29,25 @@ type Config struct {
 	Embedder   EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
 	HTTP       HTTPConfig     `mapstructure:"http" yaml:"http"`
 	Profile    ProfileConfig  `mapstructure:"profile" yaml:"profile"`
+	Refresh    RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
+}
+
+// RefreshConfig configures artifact refreshes. Connectors read what the
+// profile settings allow: profile.data_roots, allowed_hosts, credentials
+// and connections.
+type RefreshConfig struct {
+	// KeepSnapshots is how many data snapshots are kept per artifact
+	// (under $SELMEM_HOME/data); a binding reverted to an older one is
+	// served while it is kept.
+	KeepSnapshots int `mapstructure:"keep_snapshots" yaml:"keep_snapshots"`
+	// MaxSnapshotBytes caps the data one refresh loads.
+	MaxSnapshotBytes int64 `mapstructure:"max_snapshot_bytes" yaml:"max_snapshot_bytes"`
+	// Schedule runs each binding's cron schedule while selmem serve runs.
+	Schedule bool `mapstructure:"schedule" yaml:"schedule"`
+	// Watch refreshes artifacts bound to a file connector when the file
+	// changes, once it has been quiet for WatchDebounce.
+	Watch         bool          `mapstructure:"watch" yaml:"watch"`
+	WatchDebounce time.Duration `mapstructure:"watch_debounce" yaml:"watch_debounce"`
 }
 
 // ProfileConfig configures the profile_source tool.
@@ -157,6 +176,7 @@ func DefaultConfig() Config {
 			SessionIdleTTL:    30 * time.Minute,
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
 		},
+		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
 
@@ -255,6 +275,15 @@ func (c Config) Validate() error {
 	}
 	if err := c.Profile.Egress().Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Refresh.KeepSnapshots <= 0 {
+		bad("refresh.keep_snapshots", "must be > 0")
+	}
+	if c.Refresh.MaxSnapshotBytes <= 0 {
+		bad("refresh.max_snapshot_bytes", "must be > 0")
+	}
+	if c.Refresh.WatchDebounce <= 0 {
+		bad("refresh.watch_debounce", "must be > 0")
 	}
 	return errors.Join(errs...)
 }

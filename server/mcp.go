@@ -2,11 +2,13 @@ package server
 
 import (
 	"log/slog"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/resources"
 	"github.com/selmem/selmem/tools"
 )
@@ -49,6 +51,12 @@ type Options struct {
 	Version   string       // announced to clients; "" is "dev"
 	Transport string       // TransportStdio (default) or TransportHTTP: decides the default provenance
 	Logger    *slog.Logger // nil discards
+	// Refresher serves the artifact tools, resource and prompt; nil
+	// leaves them unavailable. NewMCPServer points its change
+	// notifications at the resources' subscribers.
+	Refresher *refresh.Refresher
+	// NextRun says when an artifact's next scheduled refresh is.
+	NextRun func(workspace, artifact string) (time.Time, bool)
 }
 
 // DefaultSource returns the provenance recorded for a write that declares
@@ -88,7 +96,10 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithRecovery(),
 		mcpserver.WithResourceRecovery(),
 	)
-	reg := resources.Register(srv, store, &resources.Options{Logger: log})
+	reg := resources.Register(srv, store, &resources.Options{Logger: log, Refresher: o.Refresher, NextRun: o.NextRun})
+	if o.Refresher != nil {
+		o.Refresher.OnChanged(reg.Changed)
+	}
 	policy, err := egress.New(cfg.Profile.Egress())
 	if err != nil {
 		// Validate reports it at start-up; refuse everything rather than
@@ -103,6 +114,7 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		Changed:       reg.Changed,
 		DataRoots:     cfg.Profile.DataRoots,
 		Egress:        policy,
+		Refresher:     o.Refresher,
 	})
 	return srv
 }

@@ -16,6 +16,9 @@ import (
 const (
 	PathMCP    = "/mcp"
 	PathHealth = "/healthz"
+	// PathArtifacts serves artifacts with their data injected:
+	// /artifacts/<workspace>/<artifact>/.
+	PathArtifacts = "/artifacts/"
 )
 
 // ServeStdio serves srv over stdin and stdout until ctx is cancelled or
@@ -39,6 +42,8 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 type HTTPOptions struct {
 	Logger *slog.Logger     // nil discards
 	Now    func() time.Time // the clock of session idle times; nil is time.Now
+	// Artifacts, when set, serves PathArtifacts (see refresh.Handler).
+	Artifacts http.Handler
 }
 
 // HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
@@ -97,6 +102,9 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		mcpserver.WithHeartbeatInterval(30*time.Second),
 	)
 	mux.HandleFunc(PathMCP, h.serveMCP)
+	if o.Artifacts != nil {
+		mux.Handle(PathArtifacts, o.Artifacts)
+	}
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")

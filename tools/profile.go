@@ -117,7 +117,7 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	}
 	tp, err := profiler.Profile(ctx, src, &profiler.Options{Name: a.Name, Progress: progressReporter(ctx, req)})
 	if err != nil {
-		return h.profileFailed(ctx, err)
+		return h.sourceFailed(ctx, NameProfileSource, "profiled", err)
 	}
 	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.opts.Author}
 	res, err := schemas.Save(ctx, h.store, a.Workspace, a.Name, tp, connector, a.BudgetTokens, w)
@@ -141,20 +141,20 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	return mcp.NewToolResultStructured(out, status+"\n\n"+tp.Markdown(a.BudgetTokens))
 }
 
-// profileFailed reports a failure to read or profile the source. The
-// profiler's messages name the source by base name, host or redacted DSN
-// only, and say what to do, so they are shown.
-func (h *handlers) profileFailed(ctx context.Context, err error) *mcp.CallToolResult {
+// sourceFailed reports a failure of tool to read a source ("profiled",
+// "loaded"). The readers' messages name the source by base name, host or
+// redacted DSN only, and say what to do, so they are shown.
+func (h *handlers) sourceFailed(ctx context.Context, tool, verb string, err error) *mcp.CallToolResult {
 	if ctx.Err() != nil {
-		return h.fail(NameProfileSource, ctx.Err())
+		return h.fail(tool, ctx.Err())
 	}
 	var me *memstore.Error
 	if errors.As(err, &me) {
-		return h.fail(NameProfileSource, err)
+		return h.fail(tool, err)
 	}
 	msg := strings.TrimPrefix(err.Error(), "profiler: ")
-	h.log.Debug("profile failed", logKeyTool, NameProfileSource, logKeyErr, err)
-	return mcp.NewToolResultError("Error: the source could not be profiled: " + strings.TrimSuffix(msg, ".") +
+	h.log.Debug("reading a source failed", logKeyTool, tool, logKeyErr, err)
+	return mcp.NewToolResultError("Error: the source could not be " + verb + ": " + strings.TrimSuffix(msg, ".") +
 		". Check the source's arguments; nothing was written.")
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/gate"
+	"github.com/selmem/selmem/refresh"
 )
 
 // Log keys.
@@ -48,6 +49,9 @@ type Options struct {
 	// credentials and connections a model may name; nil allows no
 	// non-public address and names nothing.
 	Egress *egress.Policy
+	// Refresher serves refresh_artifact and query_artifact_data; nil
+	// makes both answer that artifacts are not available.
+	Refresher *refresh.Refresher
 }
 
 // handlers holds the tools' dependencies.
@@ -70,7 +74,7 @@ func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
 	if h.opts.Now == nil {
 		h.opts.Now = time.Now
 	}
-	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools())
+	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools())
 }
 
 // Register adds every tool to srv.

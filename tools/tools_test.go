@@ -74,32 +74,36 @@ func TestTools_Snapshots(t *testing.T) {
 
 func TestTools_Registry(t *testing.T) {
 	wantRequired := map[string][]string{
-		tools.NameView:          {"path"},
-		tools.NameCreate:        {"path", "file_text"},
-		tools.NameStrReplace:    {"path", "old_str", "new_str"},
-		tools.NameInsert:        {"path", "insert_line", "insert_text"},
-		tools.NameDelete:        {"path"},
-		tools.NameRename:        {"old_path", "new_path"},
-		tools.NameSearch:        {"query"},
-		tools.NameHistory:       nil,
-		tools.NameRevert:        {"path", "commit"},
-		tools.NameProfileSource: {"workspace", "name", "source"},
+		tools.NameView:              {"path"},
+		tools.NameCreate:            {"path", "file_text"},
+		tools.NameStrReplace:        {"path", "old_str", "new_str"},
+		tools.NameInsert:            {"path", "insert_line", "insert_text"},
+		tools.NameDelete:            {"path"},
+		tools.NameRename:            {"old_path", "new_path"},
+		tools.NameSearch:            {"query"},
+		tools.NameHistory:           nil,
+		tools.NameRevert:            {"path", "commit"},
+		tools.NameProfileSource:     {"workspace", "name", "source"},
+		tools.NameRefreshArtifact:   {"workspace", "artifact"},
+		tools.NameQueryArtifactData: {"workspace", "artifact", "sql"},
 	}
 	type hints struct{ readOnly, destructive, idempotent bool }
 	wantHints := map[string]hints{
-		tools.NameView:          {true, false, true},
-		tools.NameCreate:        {false, false, true},
-		tools.NameStrReplace:    {false, true, false},
-		tools.NameInsert:        {false, false, false},
-		tools.NameDelete:        {false, true, true},
-		tools.NameRename:        {false, false, true},
-		tools.NameSearch:        {true, false, true},
-		tools.NameHistory:       {true, false, true},
-		tools.NameRevert:        {false, true, true},
-		tools.NameProfileSource: {false, false, true},
+		tools.NameView:              {true, false, true},
+		tools.NameCreate:            {false, false, true},
+		tools.NameStrReplace:        {false, true, false},
+		tools.NameInsert:            {false, false, false},
+		tools.NameDelete:            {false, true, true},
+		tools.NameRename:            {false, false, true},
+		tools.NameSearch:            {true, false, true},
+		tools.NameHistory:           {true, false, true},
+		tools.NameRevert:            {false, true, true},
+		tools.NameProfileSource:     {false, false, true},
+		tools.NameRefreshArtifact:   {false, false, true},
+		tools.NameQueryArtifactData: {true, false, true},
 	}
 	// Only tools that read outside the memory are open-world.
-	openWorld := map[string]bool{tools.NameProfileSource: true}
+	openWorld := map[string]bool{tools.NameProfileSource: true, tools.NameRefreshArtifact: true}
 	seen := map[string]bool{}
 	all := tools.Tools(nil, nil)
 	if got, want := len(all), len(wantRequired); got != want {

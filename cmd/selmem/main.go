@@ -21,6 +21,9 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // refused or failed; the reason is on stderr
 	exitUsage  = 2
+	// exitIncompatible: a refresh found data that no longer fits the
+	// artifact; nothing changed, the artifact must be regenerated.
+	exitIncompatible = 3
 )
 
 func main() {
@@ -29,6 +32,16 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// exitError is a failure with its own exit code; its message goes to
+// stderr as it is.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
 
 // usageError marks a command line that does not fit the command.
 type usageError struct{ err error }
@@ -52,6 +65,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		fmt.Fprintf(stderr, "selmem: %v\nRun 'selmem --help' for usage.\n", err)
 		return exitUsage
+	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		fmt.Fprintln(stderr, xe.Error())
+		return xe.code
 	}
 	var me *memstore.Error
 	if errors.As(err, &me) {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/server"
 )
 
@@ -52,18 +54,40 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rf, err := server.NewRefresher(s.Store, a.cfg, log)
+	if err != nil {
+		s.Close(ctx)
+		return err
+	}
+	sched := refresh.NewScheduler(rf, nil)
 	srv := server.NewMCPServer(s.Store, a.cfg, &server.Options{
 		Version: versionString(), Transport: transport, Logger: log,
+		Refresher: rf, NextRun: sched.NextRun,
 	})
+	bg, stopBackground := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if a.cfg.Refresh.Schedule {
+		wg.Go(func() { sched.Run(bg) })
+	}
+	if a.cfg.Refresh.Watch {
+		w := refresh.NewWatcher(rf, &refresh.WatcherOptions{Debounce: a.cfg.Refresh.WatchDebounce})
+		wg.Go(func() {
+			if err := w.Run(bg); err != nil {
+				log.Warn("watching data files for refreshes is off", "err", err)
+			}
+		})
+	}
 	if transport == server.TransportStdio {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log})
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts)})
 		if err == nil {
 			err = h.Serve(ctx)
 		}
 	}
+	stopBackground()
+	wg.Wait()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
 	if cerr := s.Close(cctx); cerr != nil {

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"log/slog"
+	"path/filepath"
+
+	"github.com/selmem/selmem/internal/egress"
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/refresh"
+	"github.com/selmem/selmem/schemas"
+)
+
+// DataDir is the directory, under the home, of the artifacts' data
+// snapshots: outside the memory's git repository.
+const DataDir = "data"
+
+// NewRefresher returns the refresher of a memory: connectors read within
+// the profile settings (data roots, outbound policy, credentials and
+// connections), snapshots live under cfg.Home/data.
+func NewRefresher(store *memstore.Store, cfg Config, log *slog.Logger) (*refresh.Refresher, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	policy, err := egress.New(cfg.Profile.Egress())
+	if err != nil {
+		return nil, err
+	}
+	snaps, err := refresh.OpenSnapshots(filepath.Join(cfg.Home, DataDir), cfg.Refresh.KeepSnapshots)
+	if err != nil {
+		return nil, err
+	}
+	return refresh.New(store, snaps, &refresh.Options{
+		Access:           schemas.Access{Roots: cfg.Profile.DataRoots, Policy: policy},
+		MaxSnapshotBytes: cfg.Refresh.MaxSnapshotBytes,
+		Author:           cfg.Author,
+		Logger:           log,
+	}), nil
+}

@@ -1,0 +1,188 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/refresh"
+)
+
+// Names of the artifact tools.
+const (
+	NameRefreshArtifact   = "refresh_artifact"
+	NameQueryArtifactData = "query_artifact_data"
+)
+
+// RefreshArtifactArgs are refresh_artifact's arguments.
+type RefreshArtifactArgs struct {
+	Workspace string `json:"workspace" jsonschema:"Workspace of the artifact, e.g. sales."`
+	Artifact  string `json:"artifact" jsonschema:"Artifact name: its directory under /memories/workspaces/{workspace}/artifacts/."`
+	Source    string `json:"source,omitempty" jsonschema:"Load from this connector (tools/{source}.yaml) instead of the binding's; on success the binding names it from then on."`
+	Rebind    bool   `json:"rebind,omitempty" jsonschema:"Only after regenerating the artifact for new columns: take the new data's columns as the artifact's column set instead of checking against the old one."`
+}
+
+// ArtifactColumn is a column of an artifact's data.
+type ArtifactColumn struct {
+	Name string `json:"name" jsonschema:"Column name."`
+	Type string `json:"type" jsonschema:"integer, number, boolean, date, timestamp, text or empty."`
+}
+
+// ArtifactTypeChange is a bound column whose type no longer fits.
+type ArtifactTypeChange struct {
+	Column string `json:"column" jsonschema:"Column name."`
+	Was    string `json:"was" jsonschema:"Type the artifact was generated against."`
+	Now    string `json:"now" jsonschema:"Type in the new data."`
+}
+
+// RefreshTimings are the phases of a refresh, in milliseconds.
+type RefreshTimings struct {
+	Load     float64 `json:"load_ms" jsonschema:"Reading the data through the connector."`
+	Check    float64 `json:"check_ms" jsonschema:"Checking the columns."`
+	Snapshot float64 `json:"snapshot_ms" jsonschema:"Storing the snapshot."`
+	Profile  float64 `json:"profile_ms" jsonschema:"Profiling the data."`
+	Commit   float64 `json:"commit_ms" jsonschema:"Committing the profile and binding."`
+	Total    float64 `json:"total_ms" jsonschema:"The whole refresh."`
+}
+
+// RefreshArtifactOutput is refresh_artifact's structured output.
+type RefreshArtifactOutput struct {
+	Outcome      string               `json:"outcome" jsonschema:"refreshed (new data committed), unchanged (the data was already shown) or incompatible (nothing changed; regenerate the artifact)."`
+	Commit       string               `json:"commit" jsonschema:"The commit of the profile and binding; empty unless refreshed."`
+	Rows         int64                `json:"rows" jsonschema:"Rows in the new data."`
+	Columns      []ArtifactColumn     `json:"columns" jsonschema:"Columns of the new data."`
+	ColumnsAdded []string             `json:"columns_added" jsonschema:"Columns beyond the artifact's column set."`
+	Missing      []string             `json:"missing_columns" jsonschema:"incompatible: columns of the artifact the data lacks."`
+	TypeChanges  []ArtifactTypeChange `json:"type_changes" jsonschema:"incompatible: columns whose type changed incompatibly."`
+	Snapshot     string               `json:"snapshot" jsonschema:"SHA-256 of the data the artifact now shows."`
+	Timings      RefreshTimings       `json:"timings" jsonschema:"Time per phase."`
+	ModelCalls   int                  `json:"model_calls" jsonschema:"Always 0: a refresh never calls a model."`
+	Warnings     []string             `json:"warnings" jsonschema:"Things to look at, e.g. a bound column with no values."`
+}
+
+// QueryArtifactDataArgs are query_artifact_data's arguments.
+type QueryArtifactDataArgs struct {
+	Workspace string `json:"workspace" jsonschema:"Workspace of the artifact."`
+	Artifact  string `json:"artifact" jsonschema:"Artifact name."`
+	SQL       string `json:"sql" jsonschema:"One SQLite SELECT over the table data, whose columns are the artifact's, e.g. SELECT region, sum(amount) FROM data GROUP BY region."`
+}
+
+// QueryArtifactDataOutput is query_artifact_data's structured output.
+type QueryArtifactDataOutput struct {
+	Columns   []string `json:"columns" jsonschema:"Result column names."`
+	Rows      [][]any  `json:"rows" jsonschema:"Result rows."`
+	Truncated bool     `json:"truncated" jsonschema:"More rows matched than were returned; aggregate or filter."`
+	Snapshot  string   `json:"snapshot" jsonschema:"SHA-256 of the data queried."`
+}
+
+func (h *handlers) refreshTools() []server.ServerTool {
+	return []server.ServerTool{
+		typedRequest(mcp.NewTool(NameRefreshArtifact,
+			mcp.WithToolTitle("Refresh artifact data"),
+			mcp.WithDescription("Reload an artifact's data (a dashboard or report under /memories/workspaces/{workspace}/artifacts/{artifact}/) through its connector, without generating anything: "+
+				"when the new data still has every column the artifact uses with a compatible type, the snapshot, the source's profile and binding.yaml are updated in one commit and the artifact shows the new data. "+
+				"When it does not fit, nothing changes and the result lists the missing columns and type changes: then use the regenerate_artifact prompt, rewrite the program, and call again with rebind. "+
+				"Use it whenever the user wants current numbers in an existing artifact; never rewrite the artifact for new data."),
+			mcp.WithInputSchema[RefreshArtifactArgs](),
+			mcp.WithOutputSchema[RefreshArtifactOutput](),
+			// Writes its own files only; the same data again changes
+			// nothing; it reads data outside the memory.
+			hints("Refresh artifact data", false, false, true, true),
+		), h.refreshArtifact),
+		typedRequest(mcp.NewTool(NameQueryArtifactData,
+			mcp.WithToolTitle("Query artifact data"),
+			mcp.WithDescription("Answer a question about an artifact's current data with one read-only SQL SELECT over the table data (SQLite dialect), "+
+				"instead of reading the data itself: results are capped in rows, cells and time."),
+			mcp.WithInputSchema[QueryArtifactDataArgs](),
+			mcp.WithOutputSchema[QueryArtifactDataOutput](),
+			annotations("Query artifact data", true, false, true),
+		), h.queryArtifactData),
+	}
+}
+
+// errNoRefresher answers the artifact tools of a server built without a
+// refresher.
+const errNoRefresher = "Error: artifacts are not available on this server."
+
+func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a RefreshArtifactArgs) *mcp.CallToolResult {
+	if h.opts.Refresher == nil {
+		return mcp.NewToolResultError(errNoRefresher)
+	}
+	res, err := h.opts.Refresher.Refresh(ctx, refresh.Request{Workspace: a.Workspace, Artifact: a.Artifact, Source: a.Source, Rebind: a.Rebind, Trigger: "tool"})
+	out := RefreshArtifactOutput{Columns: []ArtifactColumn{}, ColumnsAdded: []string{}, Missing: []string{}, TypeChanges: []ArtifactTypeChange{}, Warnings: []string{}}
+	var inc *refresh.IncompatibleError
+	switch {
+	case errors.As(err, &inc):
+		out.Outcome = refresh.OutcomeIncompatible
+		out.Columns = artifactColumns(inc.Break.Columns)
+		out.Missing = append(out.Missing, inc.Break.Missing...)
+		for _, c := range inc.Break.Changed {
+			out.TypeChanges = append(out.TypeChanges, ArtifactTypeChange(c))
+		}
+		return mcp.NewToolResultStructured(out, inc.Error()+fmt.Sprintf(" Get the regenerate_artifact prompt with workspace %s and artifact %s.", a.Workspace, a.Artifact))
+	case err != nil:
+		return h.failLoad(ctx, NameRefreshArtifact, err)
+	}
+	out.Outcome, out.Commit, out.Rows = res.Outcome, res.Commit, res.Rows
+	out.Columns = artifactColumns(res.Columns)
+	out.ColumnsAdded = append(out.ColumnsAdded, res.ColumnsAdded...)
+	out.Warnings = append(out.Warnings, res.Warnings...)
+	out.Snapshot = res.Binding.Snapshot.SHA256
+	out.Timings = RefreshTimings(res.Timings)
+	var b strings.Builder
+	if res.Outcome == refresh.OutcomeUnchanged {
+		fmt.Fprintf(&b, "Artifact %s/%s already shows this data (%d rows); nothing was written.", a.Workspace, a.Artifact, res.Rows)
+	} else {
+		fmt.Fprintf(&b, "Refreshed %s/%s: %d rows, %d columns", a.Workspace, a.Artifact, res.Rows, len(res.Columns))
+		if len(res.ColumnsAdded) > 0 {
+			fmt.Fprintf(&b, " (new: %s)", strings.Join(res.ColumnsAdded, ", "))
+		}
+		fmt.Fprintf(&b, ", in %.0f ms; committed %s.", res.Timings.Total, shortHash(res.Commit))
+	}
+	b.WriteString(" No model was called.")
+	for _, w := range res.Warnings {
+		b.WriteString(" Warning: " + w + ".")
+	}
+	return mcp.NewToolResultStructured(out, b.String())
+}
+
+func (h *handlers) queryArtifactData(ctx context.Context, _ mcp.CallToolRequest, a QueryArtifactDataArgs) *mcp.CallToolResult {
+	if h.opts.Refresher == nil {
+		return mcp.NewToolResultError(errNoRefresher)
+	}
+	res, err := h.opts.Refresher.Query(ctx, a.Workspace, a.Artifact, a.SQL, refresh.QueryLimits{})
+	if err != nil {
+		return h.fail(NameQueryArtifactData, err)
+	}
+	out := QueryArtifactDataOutput(res)
+	text := fmt.Sprintf("%d rows", len(res.Rows))
+	if res.Truncated {
+		text += " (truncated: aggregate or filter to see the rest)"
+	}
+	return mcp.NewToolResultStructured(out, text+".")
+}
+
+// failLoad reports a failed refresh: store and argument errors as they
+// are, the readers' and the outbound policy's as sourceFailed does.
+func (h *handlers) failLoad(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+	var tl *refresh.TooLargeError
+	if errors.As(err, &tl) {
+		return mcp.NewToolResultError(tl.Error())
+	}
+	return h.sourceFailed(ctx, tool, "loaded", err)
+}
+
+func artifactColumns(cols []refresh.Column) []ArtifactColumn {
+	out := make([]ArtifactColumn, len(cols))
+	for i, c := range cols {
+		out[i] = ArtifactColumn(c)
+	}
+	return out
+}
+
+// shortHash is the first 12 digits of a commit hash.
+func shortHash(h string) string { return h[:min(12, len(h))] }
