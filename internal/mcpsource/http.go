@@ -23,20 +23,27 @@ type recordingTransport struct {
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err != nil {
-		if t.err == nil {
-			t.err = explainWire(req, err)
-		}
+		t.record(explainWire(req, err))
 		return nil, err
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	// 404 and 405 answer a DELETE or GET a server need not support.
 	if resp.StatusCode >= 400 && t.status == 0 && req.Method == http.MethodPost {
 		t.status = resp.StatusCode
 	}
 	resp.Body = &countingReadCloser{r: resp.Body, b: t.b}
 	return resp, nil
+}
+
+// record keeps err if it is the first failure.
+func (t *recordingTransport) record(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.err = err
+	}
 }
 
 // failure returns what went wrong on the wire, if anything did.
@@ -64,6 +71,14 @@ func (s Server) httpTransport(policy *egress.Policy, b *budget) (mcp.Transport, 
 	}
 	rec := &recordingTransport{base: client.Transport, b: b}
 	client.Transport = rec
+	check := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		err := check(req, via)
+		if err != nil {
+			rec.record(err) // the policy's own words: no URL in them
+		}
+		return err
+	}
 	return &mcp.StreamableClientTransport{
 		Endpoint:             s.URL,
 		HTTPClient:           client,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -97,10 +98,18 @@ func (c *call) fail(kind error, cause error, hint, format string, args ...any) *
 	return &Error{Server: c.name, Tool: c.Tool, Kind: kind, Msg: fmt.Sprintf(format, args...), hint: hint, cause: cause}
 }
 
-// secrets are the values errors must not show.
+// secrets are the values errors must not show: the values of the
+// variables passed to a command server, a URL server's URL and query.
 func (c *call) secrets() []string {
 	if c.proc != nil {
 		return c.proc.secrets
+	}
+	if c.wire != nil {
+		s := []string{c.Server.URL}
+		if u, err := url.Parse(c.Server.URL); err == nil && u.RawQuery != "" {
+			s = append(s, u.RawQuery)
+		}
+		return s
 	}
 	return nil
 }
@@ -154,6 +163,11 @@ func (c *call) run(ctx context.Context) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
+// codeRejectedByTransport is the JSON-RPC code the SDK gives a request
+// its own transport failed to deliver, as opposed to an error response
+// from the server.
+const codeRejectedByTransport = -32005
+
 // explain turns a session error into an *Error that says what failed
 // without repeating anything secret.
 func (c *call) explain(ctx context.Context, doing string, err error) *Error {
@@ -180,8 +194,12 @@ func (c *call) explain(ctx context.Context, doing string, err error) *Error {
 			return c.fail(ErrUnavailable, nil, "Check the server's url.", "the server answered HTTP %d %s while %s", status, http.StatusText(status), doing)
 		}
 	}
+	var re *egress.RefusedError
+	if errors.As(err, &re) {
+		return c.fail(ErrUnavailable, re, re.Hint(), "%s", re.Error())
+	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
+	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return c.fail(ErrToolFailed, nil, "Check the tool's name and arguments against the server's tool list.", "the server refused the call: %s", excerpt(we.Message, 300, c.secrets()))
 	}
 	if c.proc != nil && c.proc.exitedByItself() {

@@ -57,6 +57,14 @@ func (f *fixtureHTTP) handler() http.Handler {
 			f.calls++
 		}
 		f.mu.Unlock()
+		if r.URL.Path != "/" && r.URL.Path != "/redirect" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "http://169.254.169.254/mcp", http.StatusTemporaryRedirect)
+			return
+		}
 		if bytes.Contains(body, []byte(`"name":"hangup"`)) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
@@ -450,9 +458,32 @@ func freePort(t *testing.T) string {
 	return p
 }
 
-func TestSource_HTTPDown(t *testing.T) {
-	_, err := Source{Server: Server{URL: "http://127.0.0.1:" + freePort(t) + "/mcp"}, ServerName: "reports", Tool: "text", Policy: loopback(t, nil, nil)}.Open(context.Background())
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "connection to 127.0.0.1") {
-		t.Fatalf("Open: %v; want ErrUnavailable saying the connection failed", err)
+func TestSource_HTTPFailures(t *testing.T) {
+	const key = "key=q-secret-41d7"
+	_, ts := startHTTP(t)
+	tests := []struct {
+		name    string
+		url     string
+		wantMsg string
+		refused bool
+	}{
+		{name: "nothing listens", url: "http://127.0.0.1:" + freePort(t) + "/mcp?" + key, wantMsg: "the connection to 127.0.0.1"},
+		{name: "redirect to a metadata address", url: ts.URL + "/redirect?" + key, wantMsg: "169.254.169.254", refused: true},
+		{name: "not an MCP endpoint", url: ts.URL + "/redirect-nowhere?" + key, wantMsg: "HTTP 404"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Source{Server: Server{URL: tt.url}, ServerName: "reports", Tool: "text", Policy: loopback(t, nil, nil)}.Open(context.Background())
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("Open: %v; want ErrUnavailable holding %q", err, tt.wantMsg)
+			}
+			var re *egress.RefusedError
+			if got := errors.As(err, &re); got != tt.refused {
+				t.Errorf("Open: %v; refused = %v, want %v", err, got, tt.refused)
+			}
+			if strings.Contains(err.Error(), key) {
+				t.Errorf("Open: %q shows the URL's query", err)
+			}
+		})
 	}
 }
