@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,4 +91,24 @@ func TestNewRecordsReader(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExampleNewRecordsReader() {
+	dec := json.NewDecoder(strings.NewReader(`[{"id": 1, "region": {"name": "north"}}, {"id": 2, "region": {"name": "south"}}]`))
+	dec.UseNumber()
+	var records []any
+	if err := dec.Decode(&records); err != nil {
+		panic(err)
+	}
+	r := NewRecordsReader("orders", "mcp-json", records)
+	defer r.Release()
+	for r.Next() {
+		rec := r.RecordBatch()
+		for i, f := range rec.Schema().Fields() {
+			fmt.Println(f.Name, rec.Column(i).(*array.String).Value(1))
+		}
+	}
+	// Output:
+	// id 2
+	// region.name south
 }

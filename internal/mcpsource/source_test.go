@@ -487,3 +487,26 @@ func TestSource_HTTPFailures(t *testing.T) {
 		})
 	}
 }
+
+// The profiler profiles a tool's records like any source.
+func TestSource_Profile(t *testing.T) {
+	_, ts := startHTTP(t)
+	src := Source{Server: Server{URL: ts.URL}, Name: "orders", Tool: "structured", Arguments: map[string]any{"region": "north"}, Policy: loopback(t, nil, nil)}
+	p, err := profiler.Profile(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "orders" || p.Format != "mcp-json" || p.Rows != 2 {
+		t.Errorf("profile %q (%s), %d rows; want orders (mcp-json), 2 rows", p.Name, p.Format, p.Rows)
+	}
+	types := map[string]string{}
+	for _, c := range p.Columns {
+		types[c.Name] = c.Type
+	}
+	want := map[string]string{"id": profiler.TypeInteger, "amount": profiler.TypeDecimal, "region.name": profiler.TypeCategorical}
+	for name, typ := range want {
+		if types[name] != typ {
+			t.Errorf("column %s: type %q; want %q (all: %v)", name, types[name], typ, types)
+		}
+	}
+}
