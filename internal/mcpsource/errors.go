@@ -56,7 +56,7 @@ func (e *Error) Hint() string { return e.hint }
 // every secret replaced, for an error message.
 func excerpt(s string, n int, secrets []string) string {
 	for _, sec := range secrets {
-		if sec != "" {
+		if len(sec) >= 4 { // shorter values are no secret, and would garble the text
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
 	}

@@ -84,6 +84,9 @@ func (s Source) Open(ctx context.Context) (profiler.RecordReader, error) {
 	// The wire carries the result twice at most (structured and text
 	// content), escaped, plus the handshake.
 	c.b = &budget{limit: 2*c.maxBytes + 1<<20}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < c.timeout {
+		c.timeout = time.Until(d).Round(time.Millisecond) // for the message
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	res, err := c.run(ctx)
@@ -187,7 +190,7 @@ func (c *call) explain(ctx context.Context, doing string, err error) *Error {
 		case errors.As(werr, &re):
 			return c.fail(ErrUnavailable, re, re.Hint(), "%s", re.Error())
 		case werr != nil:
-			return c.fail(ErrUnavailable, werr, "Check the server's url and TLS settings, and that the server is up.", "%s while %s", werr.Error(), doing)
+			return c.fail(ErrUnavailable, werr, "Check the server's url and TLS settings, and that the server is up.", "while %s: %s", doing, werr.Error())
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
 			return c.fail(ErrUnavailable, nil, "Check the credential configured for the server and the hosts it is bound to.", "the server answered HTTP %d %s while %s", status, http.StatusText(status), doing)
 		case status != 0:
