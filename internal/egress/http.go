@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,6 +29,10 @@ type HTTPOptions struct {
 	// Credentials are the names of configured credentials to attach, each
 	// only to the hosts it is bound to.
 	Credentials []string
+	// TLSClientConfig, when set, is the TLS configuration of every
+	// connection (a client certificate for mTLS, a private CA). It is
+	// cloned; the policy's address check applies as always.
+	TLSClientConfig *tls.Config
 }
 
 // ConnectError is a connection to an allowed target that failed. It does
@@ -147,7 +152,11 @@ func (p *Policy) credential(name string) (boundCredential, error) {
 // proxy. Time limits come from the request's context.
 func (p *Policy) HTTPClient(o *HTTPOptions) (*http.Client, error) {
 	var creds []boundCredential
+	var tlsConfig *tls.Config
 	if o != nil {
+		if o.TLSClientConfig != nil {
+			tlsConfig = o.TLSClientConfig.Clone()
+		}
 		for _, name := range o.Credentials {
 			b, err := p.credential(name)
 			if err != nil {
@@ -160,6 +169,7 @@ func (p *Policy) HTTPClient(o *HTTPOptions) (*http.Client, error) {
 		Proxy:                  nil,
 		DialContext:            p.DialContext,
 		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        tlsConfig,
 		TLSHandshakeTimeout:    DialTimeout,
 		MaxResponseHeaderBytes: 1 << 20,
 		MaxIdleConns:           4,
