@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/internal/egress"
+	"github.com/selmem/selmem/internal/mcpsource"
 )
 
 // Config is selmem's effective configuration. cmd fills it from the config
@@ -48,6 +50,11 @@ type RefreshConfig struct {
 	// changes, once it has been quiet for WatchDebounce.
 	Watch         bool          `mapstructure:"watch" yaml:"watch"`
 	WatchDebounce time.Duration `mapstructure:"watch_debounce" yaml:"watch_debounce"`
+	// MCPServers are the MCP servers an mcp connector may name, each
+	// started by command or reached by URL (through the profile's
+	// outbound policy); env SELMEM_REFRESH_MCP_SERVERS, JSON. A
+	// connector in memory names one; it never chooses a command or URL.
+	MCPServers map[string]mcpsource.Server `mapstructure:"mcp_servers" yaml:"mcp_servers"`
 }
 
 // ProfileConfig configures the profile_source tool.
@@ -284,6 +291,11 @@ func (c Config) Validate() error {
 	}
 	if c.Refresh.WatchDebounce <= 0 {
 		bad("refresh.watch_debounce", "must be > 0")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Refresh.MCPServers)) {
+		if err := c.Refresh.MCPServers[name].Validate("refresh.mcp_servers." + name); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

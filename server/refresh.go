@@ -1,11 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/selmem/selmem/internal/egress"
+	"github.com/selmem/selmem/internal/mcpsource"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/schemas"
 )
@@ -29,8 +32,18 @@ func NewRefresher(store *memstore.Store, cfg Config, log *slog.Logger) (*refresh
 	if err != nil {
 		return nil, err
 	}
+	mcp := func(c refresh.MCPCall) (profiler.Source, error) {
+		srv, ok := cfg.Refresh.MCPServers[c.Server]
+		if !ok {
+			return nil, &memstore.Error{Kind: memstore.ErrInvalid, Msg: fmt.Sprintf("Error: no MCP server %q is configured.", c.Server),
+				Hint: "Name one of refresh.mcp_servers, or ask the user to configure it there."}
+		}
+		return mcpsource.Source{Server: srv, ServerName: c.Server, Name: c.Tool, Tool: c.Tool, Arguments: c.Arguments,
+			RecordsPath: c.RecordsPath, Policy: policy, Timeout: c.Timeout}, nil
+	}
 	return refresh.New(store, snaps, &refresh.Options{
 		Access:           schemas.Access{Roots: cfg.Profile.DataRoots, Policy: policy},
+		MCP:              mcp,
 		MaxSnapshotBytes: cfg.Refresh.MaxSnapshotBytes,
 		Author:           cfg.Author,
 		Logger:           log,

@@ -143,3 +143,59 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestServe_RefreshFromMCP refreshes an artifact from another MCP server
+// named in refresh.mcp_servers: a second selmem over stdio (its
+// memory_history tool answers records) and over streamable HTTP. A
+// connector naming a server that is not configured is refused.
+func TestServe_RefreshFromMCP(t *testing.T) {
+	other := t.TempDir() // the memory the other server serves
+	peer := startHTTP(t, other)
+	home := t.TempDir()
+	cfg := "refresh:\n  mcp_servers:\n" +
+		"    peer-stdio:\n      command: [" + peerScript(t, other) + "]\n" +
+		"    peer-http:\n      url: " + peer.url + "\n" +
+		"profile:\n  allowed_hosts: [" + strings.TrimPrefix(peer.base, "http://") + "]\n"
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHTTP(t, home, "SELMEM_OTHER_HOME="+other)
+	cs := connectHTTP(t, h.url, eras[1])
+	for _, tc := range []struct{ name, server, want string }{
+		{"stdio", "peer-stdio", "refreshed"},
+		{"http", "peer-http", "refreshed"},
+		{"not configured", "nope", `no MCP server "nope" is configured`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			art := "hist-" + strings.ReplaceAll(tc.name, " ", "-")
+			files := map[string]string{
+				"/memories/workspaces/ops/tools/" + art + ".yaml":             "kind: mcp\nserver: " + tc.server + "\ntool: memory_history\narguments: {limit: 5}\nrecords_path: commits\n",
+				"/memories/workspaces/ops/artifacts/" + art + "/binding.yaml": "connector: " + art + "\n",
+			}
+			for p, text := range files {
+				if msg, _, isErr := call(t, cs, "memory_create", map[string]any{"path": p, "file_text": text}); isErr {
+					t.Fatalf("create %s: %s", p, msg)
+				}
+			}
+			text, sc, _ := call(t, cs, "refresh_artifact", map[string]any{"workspace": "ops", "artifact": art})
+			if got := toJSON(sc["outcome"]) + text; !strings.Contains(got, tc.want) {
+				t.Fatalf("refresh: %s %v\n%s", text, sc, h.stderr)
+			}
+			if tc.want == "refreshed" && !strings.Contains(toJSON(sc["columns"]), `"commit"`) {
+				t.Errorf("columns %v lack commit", sc["columns"])
+			}
+		})
+	}
+}
+
+// peerScript is an executable that serves the memory at home over stdio:
+// an MCP server command as a user would configure one.
+func peerScript(t *testing.T, home string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "peer.sh")
+	script := "#!/bin/sh\nexec env SELMEM_HOME=" + home + " SELMEM_DURABILITY=os " + bin + " serve\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -72,7 +72,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		return err
 	}
 	// Maps set from the environment come as JSON (see jsonToMap).
-	for _, k := range []string{"profile.credentials", "profile.connections", "profile.allowed_hosts"} {
+	for _, k := range []string{"profile.credentials", "profile.connections", "profile.allowed_hosts", "refresh.mcp_servers"} {
 		if err := v.BindEnv(k); err != nil {
 			return err
 		}
