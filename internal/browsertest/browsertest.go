@@ -81,12 +81,9 @@ func New(tb testing.TB) *Browser {
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
-		chromedp.Flag("headless", true),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(format string, args ...any) {
-		tb.Logf("browsertest: chromedp: "+format, args...)
-	}))
+	ctx, cancel := chromedp.NewContext(actx)
 	tb.Cleanup(func() {
 		cancel()
 		cancelAlloc()
