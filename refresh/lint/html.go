@@ -158,7 +158,7 @@ func scriptModeOf(attrs attrList) scriptMode {
 // line: event handlers as JavaScript, readable attributes as text; style,
 // geometry, links and identifiers are skipped.
 func (c *checker) attrs(attrs attrList, raw string, line int) {
-	lowerRaw := strings.ToLower(raw)
+	lowerRaw := asciiLower(raw) // same length as raw, unlike strings.ToLower
 	for _, a := range attrs {
 		key, v := a.key, a.val
 		at := line
@@ -172,4 +172,15 @@ func (c *checker) attrs(attrs attrList, raw string, line int) {
 			c.text(v, at, false)
 		}
 	}
+}
+
+// asciiLower lower-cases ASCII letters only, keeping every byte offset.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
