@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,11 +59,18 @@ type textEntry struct {
 	plain bool // a lower-case word: matched only as a whole string
 }
 
+// numColumn holds the distinct magnitudes of a numeric column's values.
+type numColumn struct {
+	name string
+	vals []float64 // sorted, distinct
+}
+
 // index is what Program looks literals up in.
 type index struct {
-	nums  []numEntry // sorted by v, then col, then agg
-	texts []textEntry
-	cols  map[string]bool // lower-cased column names
+	numCols []numColumn
+	aggs    []numEntry // sorted by v, then agg, then col
+	texts   []textEntry
+	cols    map[string]bool // lower-cased column names
 }
 
 type colKind int
@@ -179,30 +187,22 @@ func newIndex(snap Snapshot) *index {
 	}
 	for _, n := range []int{len(snap.Records), snap.Rows} {
 		if n > 0 {
-			x.nums = append(x.nums, numEntry{v: float64(n), agg: "the row count"})
+			x.aggs = append(x.aggs, numEntry{v: float64(n), agg: "the row count"})
 		}
 	}
 	for _, g := range groupCols {
 		x.addGroups(g, numeric, snap.Records)
 	}
-	sort.Slice(x.nums, func(i, j int) bool {
-		a, b := x.nums[i], x.nums[j]
+	sort.Slice(x.aggs, func(i, j int) bool {
+		a, b := x.aggs[i], x.aggs[j]
 		if a.v != b.v {
 			return a.v < b.v
 		}
 		if a.agg != b.agg {
-			return a.agg < b.agg // values ("") first
+			return a.agg < b.agg
 		}
 		return a.col < b.col
 	})
-	out := x.nums[:0]
-	for i, e := range x.nums {
-		if i > 0 && e == x.nums[i-1] {
-			continue
-		}
-		out = append(out, e)
-	}
-	x.nums = out
 	// Longer values first, so "North America" is reported before "America".
 	sort.Slice(x.texts, func(i, j int) bool {
 		a, b := x.texts[i], x.texts[j]
@@ -219,18 +219,20 @@ func newIndex(snap Snapshot) *index {
 
 func (x *index) addColumnNumbers(col string, records []map[string]any) {
 	var sum float64
-	n := 0
+	vals := make([]float64, 0, len(records))
 	for _, r := range records {
 		f, ok := toFloat(r[col])
 		if !ok {
 			continue
 		}
-		x.nums = append(x.nums, numEntry{v: math.Abs(f), col: col})
+		vals = append(vals, math.Abs(f))
 		sum += f
-		n++
 	}
+	n := len(vals)
+	slices.Sort(vals)
+	x.numCols = append(x.numCols, numColumn{name: col, vals: slices.Compact(vals)})
 	if n > 1 {
-		x.nums = append(x.nums,
+		x.aggs = append(x.aggs,
 			numEntry{v: math.Abs(sum), col: col, agg: "the total"},
 			numEntry{v: math.Abs(sum / float64(n)), col: col, agg: "the mean"})
 	}
@@ -310,11 +312,11 @@ func (x *index) addGroups(cat string, numeric []string, records []map[string]any
 	}
 	for k, g := range groups {
 		if g.rows > 1 {
-			x.nums = append(x.nums, numEntry{v: float64(g.rows), col: cat,
+			x.aggs = append(x.aggs, numEntry{v: float64(g.rows), col: cat,
 				agg: "the number of rows with " + cat + " " + quoteShort(k)})
 		}
 		for i, col := range numeric {
-			x.nums = append(x.nums, numEntry{v: math.Abs(g.sums[i]), col: col,
+			x.aggs = append(x.aggs, numEntry{v: math.Abs(g.sums[i]), col: col,
 				agg: "the total for " + cat + " " + quoteShort(k)})
 		}
 	}
@@ -329,15 +331,26 @@ func (x *index) matchNumber(v float64, decimals, sig int) (numEntry, bool) {
 	half := 0.5 * math.Pow(10, -float64(decimals))
 	eps := 1e-9 * math.Max(1, v)
 	lo, hi := v-half-eps, v+half+eps
-	i := sort.Search(len(x.nums), func(i int) bool { return x.nums[i].v >= lo })
+	exact := func(e float64) bool { return math.Abs(e-v) <= eps }
+	rounds := func(e float64) bool { return sig >= 3 && roundTo(e, decimals) == roundTo(v, decimals) }
 	var rounded *numEntry
-	for ; i < len(x.nums) && x.nums[i].v <= hi; i++ {
-		e := x.nums[i]
-		if math.Abs(e.v-v) <= eps {
-			return e, true
+	for _, c := range x.numCols {
+		for i := sort.SearchFloat64s(c.vals, lo); i < len(c.vals) && c.vals[i] <= hi; i++ {
+			if exact(c.vals[i]) {
+				return numEntry{v: c.vals[i], col: c.name}, true
+			}
+			if rounded == nil && decimals >= 1 && rounds(c.vals[i]) {
+				rounded = &numEntry{v: c.vals[i], col: c.name}
+			}
 		}
-		if rounded == nil && sig >= 3 && (e.agg != "" || decimals >= 1) && roundTo(e.v, decimals) == roundTo(v, decimals) {
-			rounded = &x.nums[i]
+	}
+	i := sort.Search(len(x.aggs), func(i int) bool { return x.aggs[i].v >= lo })
+	for ; i < len(x.aggs) && x.aggs[i].v <= hi; i++ {
+		if exact(x.aggs[i].v) {
+			return x.aggs[i], true
+		}
+		if rounded == nil && rounds(x.aggs[i].v) {
+			rounded = &x.aggs[i]
 		}
 	}
 	if rounded != nil {
