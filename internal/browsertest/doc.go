@@ -6,7 +6,8 @@
 // (New), and a Page per tab with helpers that fail the test on error:
 // Navigate, WaitVisible, WaitFor, Text, Texts, Eval. A Page collects what
 // the tab reports while it runs: console messages, uncaught exceptions and
-// browser log entries (Console), and Content-Security-Policy violations
+// browser log entries (Console, WaitConsole; the browser logs each CSP
+// violation with Source "security"), and Content-Security-Policy violations
 // (Violations, WaitViolation), gathered from securitypolicyviolation
 // events by a listener installed before any page script runs.
 // ServeArtifact serves an artifact's program files with a snapshot
