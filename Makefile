@@ -14,15 +14,17 @@ demo:
 	-$(GO) run ./cmd/selmem init --demo
 	$(GO) run ./cmd/selmem search "retention policy"
 
-# test sets up what the tests need where it can (Postgres' pgvector, when run
-# as root on a Debian-like machine; the pinned MCP Inspector CLI, when npm is
-# there), then runs every test with the race detector.
+# test sets up what the tests need where it can (Postgres' pgvector and
+# Chromium, when run as root on a Debian-like machine; the pinned MCP
+# Inspector CLI, when npm is there), then runs every test with the race
+# detector.
 test: test-deps vet
 	$(GO) test -race -count=1 ./...
 
 test-deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		scripts/install-pgvector.sh; \
+		scripts/install-chromium.sh; \
 	fi
 	@if command -v npm >/dev/null 2>&1; then \
 		scripts/install-inspector.sh >/dev/null; \
@@ -41,6 +43,7 @@ fuzz:
 	$(GO) test ./memstore -run '^$$' -fuzz FuzzStore_StrReplaceInsert -fuzztime $(FUZZTIME)
 	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzPath -fuzztime $(FUZZTIME)
 	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzFrontMatter -fuzztime $(FUZZTIME)
+	$(GO) test ./refresh/lint -run '^$$' -fuzz FuzzProgram -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin
