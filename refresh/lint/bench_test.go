@@ -1,9 +1,10 @@
-package lint
+package lint_test
 
 import (
 	"strconv"
 	"testing"
 
+	"github.com/selmem/selmem/refresh/lint"
 	"github.com/selmem/selmem/refresh/scaffold"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkProgram(b *testing.B) {
 	}
 	regions := []string{"EMEA", "APAC", "AMER", "LATAM"}
 	for _, n := range []int{10_000, 100_000} {
-		snap := Snapshot{Columns: []Column{{"id", "text"}, {"region", "text"}, {"units", "integer"}, {"amount", "number"}}, Rows: n}
+		snap := lint.Snapshot{Columns: []lint.Column{{Name: "id", Type: "text"}, {Name: "region", Type: "text"}, {Name: "units", Type: "integer"}, {Name: "amount", Type: "number"}}, Rows: n}
 		for i := range n {
 			snap.Records = append(snap.Records, map[string]any{
 				"id": "o" + strconv.Itoa(i), "region": regions[i%4], "units": float64(i % 97), "amount": float64(i%1000) * 1.25,
@@ -25,7 +26,7 @@ func BenchmarkProgram(b *testing.B) {
 		}
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
-				if got := Program(files, snap); len(got) != 0 {
+				if got := lint.Program(files, snap); len(got) != 0 {
 					b.Fatalf("findings: %v", got)
 				}
 			}

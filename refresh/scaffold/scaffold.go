@@ -10,29 +10,26 @@ import (
 	"strings"
 	"text/template"
 	"unicode/utf8"
+
+	"github.com/selmem/selmem/refresh"
 )
 
 // InjectionPoint is the element every artifact's index.html holds exactly
-// once. The server replaces it with the same element filled with the
-// current snapshot's JSON (with "<" written as \u003c) and serves the same
-// bytes at the artifact's data.json.
-const InjectionPoint = `<script type="application/json" id="selmem-data"></script>`
+// once (see refresh.Inject).
+const InjectionPoint = refresh.InjectionPoint
 
 // Column types of a snapshot, as written in its "columns" list.
 const (
-	TypeInteger   = "integer"
-	TypeNumber    = "number"
-	TypeBoolean   = "boolean"
-	TypeDate      = "date"
-	TypeTimestamp = "timestamp"
-	TypeText      = "text"
+	TypeInteger   = refresh.TypeInteger
+	TypeNumber    = refresh.TypeNumber
+	TypeBoolean   = refresh.TypeBoolean
+	TypeDate      = refresh.TypeDate
+	TypeTimestamp = refresh.TypeTimestamp
+	TypeText      = refresh.TypeText
 )
 
 // Column is one column of the data a dashboard is generated against.
-type Column struct {
-	Name string `json:"name"`
-	Type string `json:"type"` // one of the Type constants
-}
+type Column = refresh.Column
 
 // ErrInvalid reports a title or column list a dashboard cannot be made of.
 var ErrInvalid = errors.New("invalid dashboard specification")

@@ -32,8 +32,8 @@ func TestDashboard_Golden(t *testing.T) {
 		columns []Column
 	}{
 		{"sales", "Weekly sales", sales},
-		{"count-only", "Tickets <by> team & \"status\"", []Column{{"team", TypeText}, {"open", TypeBoolean}}},
-		{"no-category", "Latency", []Column{{"ms", TypeNumber}}},
+		{"count-only", "Tickets <by> team & \"status\"", []Column{{Name: "team", Type: TypeText}, {Name: "open", Type: TypeBoolean}}},
+		{"no-category", "Latency", []Column{{Name: "ms", Type: TypeNumber}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,13 +107,13 @@ func TestChoose(t *testing.T) {
 		want    Choice
 	}{
 		{"text and number", sales, Choice{Category: "region", Measure: "amount"}},
-		{"integer when no number", []Column{{"team", TypeText}, {"tickets", TypeInteger}}, Choice{"team", "tickets"}},
-		{"id columns last", []Column{{"customer_id", TypeText}, {"id", TypeInteger}, {"qty", TypeInteger}}, Choice{"customer_id", "qty"}},
-		{"only an id", []Column{{"id", TypeInteger}}, Choice{"", "id"}},
-		{"year never summed", []Column{{"year", TypeInteger}, {"country", TypeText}}, Choice{"country", ""}},
-		{"date as category", []Column{{"day", TypeDate}, {"visits", TypeInteger}}, Choice{"day", "visits"}},
-		{"boolean as category", []Column{{"paid", TypeBoolean}, {"amount", TypeNumber}}, Choice{"paid", "amount"}},
-		{"nothing numeric", []Column{{"name", TypeText}}, Choice{"name", ""}},
+		{"integer when no number", []Column{{Name: "team", Type: TypeText}, {Name: "tickets", Type: TypeInteger}}, Choice{"team", "tickets"}},
+		{"id columns last", []Column{{Name: "customer_id", Type: TypeText}, {Name: "id", Type: TypeInteger}, {Name: "qty", Type: TypeInteger}}, Choice{"customer_id", "qty"}},
+		{"only an id", []Column{{Name: "id", Type: TypeInteger}}, Choice{"", "id"}},
+		{"year never summed", []Column{{Name: "year", Type: TypeInteger}, {Name: "country", Type: TypeText}}, Choice{"country", ""}},
+		{"date as category", []Column{{Name: "day", Type: TypeDate}, {Name: "visits", Type: TypeInteger}}, Choice{"day", "visits"}},
+		{"boolean as category", []Column{{Name: "paid", Type: TypeBoolean}, {Name: "amount", Type: TypeNumber}}, Choice{"paid", "amount"}},
+		{"nothing numeric", []Column{{Name: "name", Type: TypeText}}, Choice{"name", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,9 +135,9 @@ func TestDashboard_Invalid(t *testing.T) {
 		{"empty title", "  ", sales, "title is empty"},
 		{"long title", long, sales, "at most"},
 		{"no columns", "t", nil, "no columns"},
-		{"unnamed column", "t", []Column{{"", TypeText}}, "has no name"},
-		{"duplicate", "t", []Column{{"a", TypeText}, {"a", TypeNumber}}, "appears twice"},
-		{"unknown type", "t", []Column{{"a", "money"}}, "unknown type"},
+		{"unnamed column", "t", []Column{{Name: "", Type: TypeText}}, "has no name"},
+		{"duplicate", "t", []Column{{Name: "a", Type: TypeText}, {Name: "a", Type: TypeNumber}}, "appears twice"},
+		{"unknown type", "t", []Column{{Name: "a", Type: "money"}}, "unknown type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

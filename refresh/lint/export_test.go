@@ -1,0 +1,7 @@
+package lint
+
+// Helpers of the internal tests, for the external ones.
+var (
+	SalesV1 = salesV1
+	Dump    = dump
+)
