@@ -115,6 +115,11 @@ type Result struct {
 	PreviousSHA256 string
 	Timings        Timings
 	Warnings       []string // e.g. a bound column with no values this time
+	// Lint lists literal copies of the data in the program (file:line:
+	// kind: message). The program is linted when it changed since the
+	// last refresh; otherwise the last findings are repeated.
+	Lint       []string
+	programKey string
 }
 
 // Break is how new data diverges from an artifact's original columns.
@@ -310,8 +315,11 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		sha, err := r.snaps.Put(t.JSON())
 		snapc <- snapOut{sha, err, time.Since(s0)}
 	}()
+	lintc := make(chan []string, 1)
+	go func() { lintc <- r.lint(req, t, &res) }()
 	tp, perr := profiler.Profile(ctx, replay{t}, &profiler.Options{Name: next.SchemaName()})
 	res.Timings.Profile = ms(time.Since(t0))
+	res.Lint = <-lintc
 	so := <-snapc
 	res.Timings.Snapshot = ms(so.d)
 	if so.err != nil {
@@ -354,13 +362,27 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	return res, nil
 }
 
+// lint lints the artifact's program against t when the program changed
+// since the last run, and repeats the last findings otherwise.
+func (r *Refresher) lint(req Request, t *Table, res *Result) []string {
+	files, key, err := r.Program(req.Workspace, req.Artifact)
+	if err != nil || len(files) == 0 {
+		return nil
+	}
+	res.programKey = key
+	if last, ok := r.snaps.LastStatus(req.Workspace, req.Artifact); ok && last.ProgramKey == key {
+		return last.Lint
+	}
+	return Lint(files, t)
+}
+
 // record keeps the run's status outside git.
 func (r *Refresher) record(req Request, res Result, err error, d time.Duration) {
 	if CheckArtifact(req.Workspace, req.Artifact) != nil {
 		return
 	}
 	st := Status{Workspace: req.Workspace, Artifact: req.Artifact, Trigger: req.Trigger, At: r.opts.Now().UTC(), Millis: ms(d),
-		Outcome: res.Outcome, Rows: res.Rows, Commit: res.Commit}
+		Outcome: res.Outcome, Rows: res.Rows, Commit: res.Commit, ProgramKey: res.programKey, Lint: res.Lint}
 	var inc *IncompatibleError
 	switch {
 	case errors.As(err, &inc):

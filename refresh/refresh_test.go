@@ -173,3 +173,27 @@ func TestRefresh_FailedCommitLeavesNoSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestRefresh_Lint refreshes an artifact whose program hardcodes a total
+// and a region: the findings come with the refresh, and again (from the
+// last run) while the program is unchanged.
+func TestRefresh_Lint(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	p := f.writeData(t, "orders.csv", dataV1)
+	f.bindFile(t, p)
+	f.put(t, map[string]string{ArtifactDir("sales", "dash") + "/app.js": "document.title = 'EMEA leads';\nvar total = 35.75;\n"})
+	for i := range 2 {
+		if i == 1 {
+			f.writeData(t, "orders.csv", strings.Replace(dataV1, "20,4", "20,5", 1))
+		}
+		res, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(res.Lint, "\n")
+		if !strings.Contains(got, "app.js:1") || !strings.Contains(got, "app.js:2") {
+			t.Errorf("run %d: lint = %q, want the region on line 1 and the total on line 2", i, got)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type Status struct {
 	Millis    float64   `json:"millis"`
 	// Break is what diverged when Outcome is incompatible.
 	Break *Break `json:"break,omitempty"`
+	// ProgramKey identifies the program files last linted, and Lint is
+	// what the lint found then (see Refresher.Program and Lint).
+	ProgramKey string   `json:"program_key,omitempty"`
+	Lint       []string `json:"lint,omitempty"`
 }
 
 func (s *Snapshots) statusFile(ws, artifact string) string {

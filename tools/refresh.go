@@ -62,6 +62,7 @@ type RefreshArtifactOutput struct {
 	Timings      RefreshTimings       `json:"timings" jsonschema:"Time per phase."`
 	ModelCalls   int                  `json:"model_calls" jsonschema:"Always 0: a refresh never calls a model."`
 	Warnings     []string             `json:"warnings" jsonschema:"Things to look at, e.g. a bound column with no values."`
+	Lint         []string             `json:"lint" jsonschema:"Values of the data copied into the program (file:line: kind: message): they will be stale after the next refresh; compute them from the injected data instead."`
 }
 
 // QueryArtifactDataArgs are query_artifact_data's arguments.
@@ -113,7 +114,7 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 		return mcp.NewToolResultError(errNoRefresher)
 	}
 	res, err := h.opts.Refresher.Refresh(ctx, refresh.Request{Workspace: a.Workspace, Artifact: a.Artifact, Source: a.Source, Rebind: a.Rebind, Trigger: "tool"})
-	out := RefreshArtifactOutput{Columns: []ArtifactColumn{}, ColumnsAdded: []string{}, Missing: []string{}, TypeChanges: []ArtifactTypeChange{}, Warnings: []string{}}
+	out := RefreshArtifactOutput{Columns: []ArtifactColumn{}, ColumnsAdded: []string{}, Missing: []string{}, TypeChanges: []ArtifactTypeChange{}, Warnings: []string{}, Lint: []string{}}
 	var inc *refresh.IncompatibleError
 	switch {
 	case errors.As(err, &inc):
@@ -131,6 +132,7 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 	out.Columns = artifactColumns(res.Columns)
 	out.ColumnsAdded = append(out.ColumnsAdded, res.ColumnsAdded...)
 	out.Warnings = append(out.Warnings, res.Warnings...)
+	out.Lint = append(out.Lint, res.Lint...)
 	out.Snapshot = res.Binding.Snapshot.SHA256
 	out.Timings = RefreshTimings(res.Timings)
 	var b strings.Builder
@@ -146,6 +148,10 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 	b.WriteString(" No model was called.")
 	for _, w := range res.Warnings {
 		b.WriteString(" Warning: " + w + ".")
+	}
+	if len(res.Lint) > 0 {
+		fmt.Fprintf(&b, "\nThe program holds %d copies of values from the data, which will be stale after the next refresh; compute them from the injected data instead:\n- %s",
+			len(res.Lint), strings.Join(res.Lint, "\n- "))
 	}
 	return mcp.NewToolResultStructured(out, b.String())
 }
