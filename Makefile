@@ -44,6 +44,8 @@ fuzz:
 	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzPath -fuzztime $(FUZZTIME)
 	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzFrontMatter -fuzztime $(FUZZTIME)
 	$(GO) test ./refresh/lint -run '^$$' -fuzz FuzzProgram -fuzztime $(FUZZTIME)
+	$(GO) test ./refresh -run '^$$' -fuzz FuzzValueType -fuzztime $(FUZZTIME)
+	$(GO) test ./refresh -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

@@ -274,28 +274,52 @@ func isInteger(s string) bool {
 
 // isNumber: a finite decimal number written with digits, an optional
 // sign, point and exponent (not 0x1p3, Inf or 1_000), with no leading zero
-// before other digits.
+// before other digits. The grammar is checked by hand; only an exponent
+// large enough to overflow needs strconv.
 func isNumber(s string) bool {
-	digits := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digits = true
-		case c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-':
-		default:
-			return false
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intDigits := i - start
+	if intDigits > 1 && s[start] == '0' {
+		return false
+	}
+	fracDigits := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		f := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
 		}
+		fracDigits = i - f
 	}
-	if !digits {
+	if intDigits+fracDigits == 0 {
 		return false
 	}
-	d := s
-	if d[0] == '-' || d[0] == '+' {
-		d = d[1:]
+	if i == len(s) {
+		return true
 	}
-	if len(d) > 1 && d[0] == '0' && d[1] != '.' && d[1] != 'e' && d[1] != 'E' {
+	if s[i] != 'e' && s[i] != 'E' {
 		return false
+	}
+	i++
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	e := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i != len(s) || i == e {
+		return false
+	}
+	if i-e < 3 {
+		return true // |exponent| < 100 cannot overflow
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && !math.IsInf(f, 0)
@@ -373,16 +397,21 @@ func appendValue(buf []byte, a arrow.Array, i int, typ string) []byte {
 	if null {
 		return append(buf, "null"...)
 	}
+	return appendValueText(buf, s, typ)
+}
+
+// appendValueText appends the non-null value s of a column of type typ.
+func appendValueText(buf []byte, s, typ string) []byte {
 	switch typ {
 	case TypeInteger:
 		return append(buf, s...)
 	case TypeNumber:
+		if isJSONNumber(s) {
+			return append(buf, s...) // checked finite when the column was typed
+		}
 		f, err := strconv.ParseFloat(s, 64)
-		switch {
-		case err != nil || math.IsInf(f, 0) || math.IsNaN(f):
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return append(buf, "null"...)
-		case isJSONNumber(s):
-			return append(buf, s...)
 		}
 		return strconv.AppendFloat(buf, f, 'g', -1, 64)
 	case TypeBoolean:

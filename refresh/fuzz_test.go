@@ -1,0 +1,69 @@
+package refresh
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// numberSyntax is the number grammar isNumber implements, for the fuzz
+// reference.
+var numberSyntax = regexp.MustCompile(`^[+-]?(0|[1-9][0-9]*|0?\.[0-9]+|(0|[1-9][0-9]*)\.[0-9]*)([eE][+-]?[0-9]+)?$`)
+
+// FuzzValueType checks the hand-written number grammar against a
+// reference, and that every value typed integer or number is written as
+// valid JSON with the same value.
+func FuzzValueType(f *testing.F) {
+	for _, s := range []string{"0", "-12", "007", "1.5", ".5", "5.", "+3", "1e6", "1e999", "1e-999", "0x1p3", "Inf", "NaN", "1_000", "-", "e5", "1.2.3", "00.5", "0.5e+10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ref := false
+		if numberSyntax.MatchString(s) {
+			v, err := strconv.ParseFloat(s, 64)
+			ref = err == nil && !math.IsInf(v, 0)
+		}
+		if got := isNumber(s); got != ref {
+			t.Fatalf("isNumber(%q) = %v, reference %v", s, got, ref)
+		}
+		typ := valueType(s)
+		if typ != TypeInteger && typ != TypeNumber {
+			return
+		}
+		out := appendValueText(nil, s, typ)
+		var v float64
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%q typed %s is written %q, not a JSON number: %v", s, typ, out, err)
+		}
+		want, _ := strconv.ParseFloat(s, 64)
+		if v != want {
+			t.Fatalf("%q is written %q = %v, want %v", s, out, v, want)
+		}
+	})
+}
+
+// FuzzAppendString checks that any text is written as a JSON string that
+// decodes to the same text (invalid UTF-8 replaced) and holds no raw
+// character HTML or JavaScript would act on inside a script element.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "</script><script>", "a\u2028b\u2029", "\x00\x1f\"\\", "\xff\xfe", "&amp;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := appendString(nil, s)
+		var got string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%q is written %q, not a JSON string: %v", s, out, err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); got != want && utf8.ValidString(s) {
+			t.Fatalf("%q decodes to %q", s, got)
+		}
+		if strings.ContainsAny(string(out), "<>&\u2028\u2029") {
+			t.Fatalf("%q is written %q, with a raw special character", s, out)
+		}
+	})
+}
