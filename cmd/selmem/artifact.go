@@ -81,7 +81,7 @@ dashboard is served by selmem serve --http at /artifacts/WORKSPACE/NAME/.`,
 				} else if err != nil {
 					return err
 				}
-				if !strings.Contains(string(out), "Data-injection contract") {
+				if !strings.Contains(strings.ReplaceAll(strings.ToLower(string(out)), "-", " "), "data injection contract") {
 					put[outPath] = strings.TrimRight(string(out), "\n") + "\n\n" + scaffold.OutputContract()
 				}
 				if _, err := s.Put(cmd.Context(), put, a.cliWrite("artifact init")); err != nil {
