@@ -15,7 +15,8 @@ demo:
 	$(GO) run ./cmd/selmem search "retention policy"
 
 # test sets up what the tests need where it can (Postgres' pgvector, when run
-# as root on a Debian-like machine; the pinned MCP Inspector CLI, when npm is
+# as root on a Debian-like machine; the pinned MCP Inspector CLI, and Node 22
+# with the pinned MCP conformance suite and TypeScript SDK, when npm is
 # there), then runs every test with the race detector.
 test: test-deps vet
 	$(GO) test -race -count=1 ./...
@@ -26,6 +27,7 @@ test-deps:
 	fi
 	@if command -v npm >/dev/null 2>&1; then \
 		scripts/install-inspector.sh >/dev/null; \
+		scripts/install-conformance.sh >/dev/null; \
 	fi
 
 vet:
