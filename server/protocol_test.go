@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // msg is one JSON-RPC message.
@@ -663,6 +668,27 @@ func TestServe_Pagination(t *testing.T) {
 	for uri, n := range seen {
 		if n != 1 {
 			t.Errorf("%s listed %d times", uri, n)
+		}
+	}
+}
+
+// TestServe_NotFoundPerRevision checks that a missing resource is answered
+// with the code each protocol revision prescribes: -32002 up to 2025-11-25,
+// invalid params (-32602) from 2026-07-28 on, over both transports.
+func TestServe_NotFoundPerRevision(t *testing.T) {
+	want := map[string]int64{"2025-11-25": -32002, "2026-07-28": -32602}
+	for version, code := range want {
+		for name, connect := range transports(t, version) {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				cs, _ := connect(t)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memory://workspaces/nope/context"})
+				var je *jsonrpc.Error
+				if !errors.As(err, &je) || je.Code != code {
+					t.Errorf("read of a missing workspace: %v, want code %d", err, code)
+				}
+			})
 		}
 	}
 }
