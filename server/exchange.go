@@ -124,17 +124,19 @@ type rpcMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// apply applies the recorded outcome to one JSON message. response reports
-// whether msg is a response (result or error) at all; keep whether it goes
-// out; out is what goes out; code is the JSON-RPC error code it carries
-// (0 for a result).
-func (o *outcomes) apply(msg []byte) (out []byte, response, keep bool, code int) {
+// verdict is what apply decided about one message.
+type verdict struct {
+	response bool // the message is a response (result or error)
+	keep     bool // it goes out
+	replaced int  // the JSON-RPC error code it now carries, when replaced; else 0
+}
+
+// apply applies the recorded outcome to one JSON message and returns what
+// goes out.
+func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
 	var m rpcMessage
 	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 || (m.Result == nil && m.Error == nil) {
-		return msg, false, true, 0
-	}
-	if m.Error != nil {
-		code = m.Error.Code
+		return msg, verdict{keep: true}
 	}
 	key := idKey(m.ID)
 	o.mu.Lock()
@@ -143,21 +145,21 @@ func (o *outcomes) apply(msg []byte) (out []byte, response, keep bool, code int)
 	o.mu.Unlock()
 	switch {
 	case !ok:
-		return msg, true, true, code
+		return msg, verdict{response: true, keep: true}
 	case oc.drop:
-		return nil, true, false, code
+		return nil, verdict{response: true}
 	case m.Error == nil:
-		return msg, true, true, code
+		return msg, verdict{response: true, keep: true}
 	}
 	m.Error.Code, m.Error.Message, m.Error.Data = oc.code, oc.msg, nil
 	b, err := json.Marshal(m)
 	if err != nil {
-		return msg, true, true, code
+		return msg, verdict{response: true, keep: true}
 	}
 	if bytes.HasSuffix(msg, []byte("\n")) {
 		b = append(b, '\n')
 	}
-	return b, true, true, oc.code
+	return b, verdict{response: true, keep: true, replaced: oc.code}
 }
 
 // lineWriter is the gate of the stdio transport: mcp-go writes each message
@@ -172,8 +174,8 @@ type lineWriter struct {
 var _ responseGate = (*lineWriter)(nil)
 
 func (l *lineWriter) Write(p []byte) (int, error) {
-	out, _, keep, _ := l.apply(p)
-	if !keep {
+	out, v := l.apply(p)
+	if !v.keep {
 		return len(p), nil
 	}
 	if _, err := l.w.Write(out); err != nil {
@@ -255,18 +257,18 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	switch {
 	case s.pending != 0 && !s.wroteHeader:
 		// A JSON response not yet started.
-		out, response, keep, code := s.apply(p)
-		if !keep {
+		out, v := s.apply(p)
+		if !v.keep {
 			s.upgrade() // an event stream that ends without the response
 			s.done = true
 			return len(p), nil
 		}
 		status := s.pending
-		if response && s.modern {
-			status = statusForCode(code)
+		if v.replaced != 0 && s.modern {
+			status = statusForCode(v.replaced)
 		}
 		s.sendHeader(status)
-		s.done = response
+		s.done = v.response
 		if _, err := s.w.Write(out); err != nil {
 			return 0, err
 		}
@@ -274,9 +276,9 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	case s.sse && jsonBody:
 		// mcp-go writes a JSON response after selmem started an event
 		// stream on its own: send it as the stream's last event.
-		out, _, keep, _ := s.apply(bytes.TrimSpace(p))
+		out, v := s.apply(bytes.TrimSpace(p))
 		s.done = true
-		if keep {
+		if v.keep {
 			if err := writeEvent(s.w, out); err != nil {
 				return 0, err
 			}
@@ -284,11 +286,11 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	case s.sse:
 		if data, ok := eventData(p); ok {
-			out, response, keep, _ := s.apply(data)
-			if response {
+			out, v := s.apply(data)
+			if v.response {
 				s.done = true
 			}
-			if !keep {
+			if !v.keep {
 				return len(p), nil
 			}
 			if !bytes.Equal(out, data) {

@@ -113,6 +113,8 @@ func installProtocol(srv *mcpserver.MCPServer, log *slog.Logger) {
 }
 
 // checkCursor refuses a list request whose cursor this server did not issue.
+// (mcp-go v1.2.1 decodes any base64 text as the name to start after, and
+// answers other text with encoding/base64's error.)
 func (p *protocol) checkCursor(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
@@ -174,7 +176,9 @@ func (p *protocol) failed(ctx context.Context, id any, method mcp.MCPMethod, _ a
 
 // cancelled reports whether the request ctx belongs to was cancelled (by
 // notifications/cancelled, or because its client went away), and if so
-// withholds its response.
+// withholds its response. mcp-go v1.2.1 (server.handleNotification) only
+// cancels the handler's context; HandleMessage still returns the handler's
+// result and both transports write it.
 func (p *protocol) cancelled(ctx context.Context, id any) bool {
 	if ctx.Err() == nil || id == nil {
 		return false
@@ -187,7 +191,10 @@ func (p *protocol) cancelled(ctx context.Context, id any) bool {
 
 // rpcError is the JSON-RPC error for err, a failure of method: the code the
 // negotiated protocol revision prescribes and a message free of Go
-// internals. mcp-go answers -32603 for every error a handler returns; a
+// internals. mcp-go v1.2.1 answers -32603 for every error a handler returns
+// (server/handler_errors.go, handlerError), -32600 with the text of
+// encoding/json's error for params it cannot decode, and -32602 with the
+// text of encoding/base64's error for a bad list cursor; a
 // handler says what went wrong by wrapping server.ErrResourceNotFound
 // (resource not found: -32002, or -32602 from 2026-07-28 on) or
 // mcp.ErrInvalidParams (-32602). An internal error is logged and reported
