@@ -10,6 +10,9 @@
 // selmem must allow profile_source to reach 127.0.0.1
 // (SELMEM_PROFILE_ALLOWED_HOSTS), where this script serves an endpoint that
 // never answers.
+//
+// Provenance: written for selmem's tests, under the repository's licence;
+// it uses the pinned @modelcontextprotocol/sdk (MIT) installed by the script.
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
