@@ -16,7 +16,8 @@ demo:
 
 # test sets up what the tests need where it can (Postgres' pgvector and
 # Chromium, when run as root on a Debian-like machine; the pinned MCP
-# Inspector CLI, when npm is there), then runs every test with the race
+# Inspector CLI, and Node 22 with the pinned MCP conformance suite and
+# TypeScript SDK, when npm is there), then runs every test with the race
 # detector.
 test: test-deps vet
 	$(GO) test -race -count=1 ./...
@@ -28,6 +29,7 @@ test-deps:
 	fi
 	@if command -v npm >/dev/null 2>&1; then \
 		scripts/install-inspector.sh >/dev/null; \
+		scripts/install-conformance.sh >/dev/null; \
 	fi
 
 vet:

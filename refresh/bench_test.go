@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/sqliteindex"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
 )
@@ -41,7 +43,13 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			ctx := context.Background()
 			home, data := b.TempDir(), b.TempDir()
-			store, err := memstore.Open(ctx, home, nil) // fsync: the default durability
+			// As selmem serve opens it: fsync durability, the embedded
+			// index and the built-in embedder.
+			idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			store, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,7 +15,9 @@
 // message. [Compose] is the pure composition (deterministic, budgeted, no
 // timestamps); [LoadWorkspace] reads its input from a memstore.Store, keeping
 // only the items in force; [Register] wires both into an mcp-go server and
-// [Registry.Changed] notifies clients after writes.
+// [Registry.Changed] notifies clients after writes. The Registry also
+// completes arguments by name for every template and prompt
+// (completion/complete): workspace, source, artifact and path.
 //
 // The package does not write memory (the tools package does), does not
 // create the server or its transports (the server package does), and leaves

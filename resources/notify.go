@@ -27,7 +27,7 @@ func (r *Registry) hookSubscriptions() {
 	}
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		if s := server.ClientSessionFromContext(ctx); s != nil && strings.HasPrefix(req.Params.URI, WorkspacesURI) {
-			r.subscribe(s.SessionID(), req.Params.URI)
+			r.subscribe(s.SessionID(), req.Params.URI, notifierFrom(ctx))
 		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
@@ -93,9 +93,33 @@ func (r *Registry) listeners(uri string) []listen {
 	return out
 }
 
-func (r *Registry) subscribe(session, uri string) {
+// Notifier delivers a notification to one session. A transport on which
+// MCPServer.SendNotificationToSpecificClient is not reliable puts one in
+// the context of each request it serves (WithNotifier); the updates of the
+// subscriptions made in such a request are sent through it.
+type Notifier interface {
+	Notify(sessionID string, n mcp.JSONRPCNotification) error
+}
+
+type notifierKey struct{}
+
+// WithNotifier returns ctx carrying n, for the transport of a request.
+func WithNotifier(ctx context.Context, n Notifier) context.Context {
+	return context.WithValue(ctx, notifierKey{}, n)
+}
+
+// notifierFrom returns the Notifier ctx carries, or nil.
+func notifierFrom(ctx context.Context) Notifier {
+	n, _ := ctx.Value(notifierKey{}).(Notifier)
+	return n
+}
+
+func (r *Registry) subscribe(session, uri string, n Notifier) {
 	r.subsMu.Lock()
 	defer r.subsMu.Unlock()
+	if n != nil {
+		r.notifiers[session] = n
+	}
 	if r.subs[uri] == nil {
 		r.subs[uri] = map[string]struct{}{}
 	}
@@ -114,6 +138,7 @@ func (r *Registry) unsubscribe(session, uri string) {
 func (r *Registry) dropSession(session string) {
 	r.subsMu.Lock()
 	defer r.subsMu.Unlock()
+	delete(r.notifiers, session)
 	for uri, ss := range r.subs {
 		delete(ss, session)
 		if len(ss) == 0 {
@@ -127,6 +152,21 @@ func (r *Registry) subscribers(uri string) []string {
 	r.subsMu.Lock()
 	defer r.subsMu.Unlock()
 	return slices.Sorted(maps.Keys(r.subs[uri]))
+}
+
+// send sends one notification to session, through the Notifier of its
+// transport when it has one.
+func (r *Registry) send(session string, method string, params map[string]any) error {
+	r.subsMu.Lock()
+	n := r.notifiers[session]
+	r.subsMu.Unlock()
+	if n == nil {
+		return r.srv.SendNotificationToSpecificClient(session, method, params)
+	}
+	return n.Notify(session, mcp.JSONRPCNotification{
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}},
+	})
 }
 
 // change is what one written path affects.
@@ -277,7 +317,7 @@ func (r *Registry) Changed(paths []string) {
 func (r *Registry) notify(uris []string) {
 	for _, uri := range uris {
 		for _, s := range r.subscribers(uri) {
-			err := r.srv.SendNotificationToSpecificClient(s, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+			err := r.send(s, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
 			switch {
 			case errors.Is(err, server.ErrSessionNotFound):
 				r.dropSession(s)

@@ -69,9 +69,10 @@ type Registry struct {
 	mu     sync.Mutex                         // serialises Changed; guards listed
 	listed map[string]map[string]mcp.Resource // workspace -> URI -> listed resource
 
-	subsMu  sync.Mutex                     // guards subs and listens
-	subs    map[string]map[string]struct{} // URI -> IDs of the sessions subscribed to it
-	listens []listen                       // resource subscriptions of subscriptions/listen streams
+	subsMu    sync.Mutex                     // guards subs, notifiers and listens
+	subs      map[string]map[string]struct{} // URI -> IDs of the sessions subscribed to it
+	notifiers map[string]Notifier            // session ID -> its transport's Notifier, if any
+	listens   []listen                       // resource subscriptions of subscriptions/listen streams
 }
 
 // Register adds selmem's resources, resource templates and the start_session
@@ -89,14 +90,15 @@ type Registry struct {
 // exist; the templates cover the same URIs for any workspace name.
 func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Registry {
 	r := &Registry{
-		srv:    srv,
-		store:  store,
-		budget: DefaultBudgetTokens,
-		log:    slog.New(slog.DiscardHandler),
-		now:    time.Now,
-		count:  profiler.Tokens,
-		listed: map[string]map[string]mcp.Resource{},
-		subs:   map[string]map[string]struct{}{},
+		srv:       srv,
+		store:     store,
+		budget:    DefaultBudgetTokens,
+		log:       slog.New(slog.DiscardHandler),
+		now:       time.Now,
+		count:     profiler.Tokens,
+		listed:    map[string]map[string]mcp.Resource{},
+		subs:      map[string]map[string]struct{}{},
+		notifiers: map[string]Notifier{},
 	}
 	if opts != nil {
 		if opts.BudgetTokens > 0 {

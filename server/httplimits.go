@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/resources"
 )
 
 // Log keys of the HTTP limits.
@@ -45,24 +47,45 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // servePost reads the body within the limits, admits an initialize only
-// below the session cap, and records the use of an existing session.
+// below the session cap, refuses a request without a session ID (400; an
+// unknown ID is answered 404 by the transport) and records the use of an
+// existing session. The transport writes through a streamWriter, which
+// withholds or corrects the response as the protocol hooks decided and
+// carries the session's notifications (see relay).
 func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if isLegacyInitialize(r.Header, body) {
+	env := parseEnvelope(r.Header, body)
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	switch {
+	case env.modern:
+		id = "" // sessionless protocol: the header means nothing
+	case env.method == string(mcp.MethodInitialize):
 		if !h.sessions.reserve() {
 			h.log.Warn("refused a new session: too many open", logKeyLimit, h.cfg.MaxSessions)
 			writeSessionCapError(w, body, h.cfg.MaxSessions)
 			return
 		}
 		defer h.sessions.release()
-	} else if id := r.Header.Get(mcpserver.HeaderKeySessionID); id != "" {
+	case id == "":
+		// mcp-go v1.2.1 answers 404, which tells a client its session
+		// expired; the header is missing, so the request is malformed.
+		http.Error(w, "Bad Request: Mcp-Session-Id header required; send initialize first", http.StatusBadRequest)
+		return
+	default:
 		h.sessions.touch(id) // an unknown id is answered 404 by the transport
 	}
-	h.mcp.ServeHTTP(w, r)
+	sw := newStreamWriter(w, env.modern)
+	if id != "" {
+		h.relay.add(id, sw, false)
+		defer h.relay.remove(id, sw)
+	}
+	ctx := resources.WithNotifier(withGate(r.Context(), sw), h.relay)
+	h.mcp.ServeHTTP(sw, r.WithContext(ctx))
+	sw.finish()
 }
 
 // readBody reads a POST body of at most MaxBodyBytes within ReadTimeout.
@@ -131,24 +154,34 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.sessions.streamClosed(id)
-	h.mcp.ServeHTTP(w, r)
+	sw := newStreamWriter(w, false)
+	h.relay.add(id, sw, true)
+	defer h.relay.remove(id, sw)
+	h.mcp.ServeHTTP(sw, r)
+	sw.finish()
 }
 
-// isLegacyInitialize reports whether body is an initialize request of a
-// protocol revision with sessions (before 2026-07-28), the request that
-// makes the transport open a session.
-func isLegacyInitialize(header http.Header, body []byte) bool {
+// envelope is what the HTTP layer reads of a POSTed message.
+type envelope struct {
+	method string
+	modern bool // protocol revision 2026-07-28 or later: no sessions
+}
+
+// parseEnvelope reads the method of a POSTed message and whether it belongs
+// to a sessionless protocol revision (2026-07-28 on, by header or _meta).
+func parseEnvelope(header http.Header, body []byte) envelope {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
 			Meta *mcp.Meta `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
-		return false
+	_ = json.Unmarshal(body, &msg)
+	return envelope{
+		method: msg.Method,
+		modern: mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) ||
+			mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion()),
 	}
-	return !mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) &&
-		!mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 }
 
 // writeSessionCapError answers an initialize beyond the session cap: HTTP

@@ -72,7 +72,10 @@ func DefaultSource(transport string) string {
 }
 
 // NewMCPServer builds the MCP server over store: every tool, the memory://
-// resources and the start_session prompt, and the server instructions.
+// resources and the start_session prompt, and the server instructions. It
+// offers completions of names and paths (completion/complete), log messages
+// to clients that ask for them (logging/setLevel), and lists in pages of
+// PageSize.
 // Every accepted write tells the resources which paths changed, so that
 // subscribed clients are notified.
 func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.MCPServer {
@@ -93,10 +96,16 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithResourceCapabilities(true, true),
 		mcpserver.WithPromptCapabilities(false),
+		mcpserver.WithLogging(),
+		mcpserver.WithCompletions(),
+		mcpserver.WithPaginationLimit(PageSize),
 		mcpserver.WithRecovery(),
 		mcpserver.WithResourceRecovery(),
 	)
+	installProtocol(srv, log)
 	reg := resources.Register(srv, store, &resources.Options{Logger: log, Refresher: o.Refresher, NextRun: o.NextRun})
+	mcpserver.WithPromptCompletionProvider(reg)(srv)
+	mcpserver.WithResourceCompletionProvider(reg)(srv)
 	if o.Refresher != nil {
 		o.Refresher.OnChanged(reg.Changed)
 	}

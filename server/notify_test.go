@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -90,46 +88,16 @@ func drain(ch <-chan string, d time.Duration) {
 // HTTP a subscribed session receives resources/updated, on the SSE stream of
 // the tool call that made the write, and nothing after a refused write.
 func TestServe_NotificationsHTTP(t *testing.T) {
-	h := startHTTP(t, t.TempDir())
-	post := func(session, body string) (*http.Response, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, string(data)
+	w := newHTTPWire(t, startHTTP(t, t.TempDir()).url)
+	if r := response(t, w.call(t, 2, "resources/subscribe", map[string]any{"uri": taskURI}), 2); r["error"] != nil {
+		t.Fatalf("subscribe: %v", r)
 	}
-	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
-	session := resp.Header.Get("Mcp-Session-Id")
-	if session == "" {
-		t.Fatal("no session id")
+	got := w.call(t, 3, "tools/call", tool("memory_create", map[string]any{"path": taskPath, "file_text": "- Amounts in EUR.\n"}))
+	if updates(got)[taskURI] != 1 || !strings.Contains(response(t, got, 3).String(), "File created successfully") {
+		t.Errorf("tool call stream lacks resources/updated: %v", got)
 	}
-	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if _, body := post(session, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"memory://workspaces/demo/task"}}`); !strings.Contains(body, `"result":{}`) {
-		t.Fatalf("subscribe: %s", body)
-	}
-	const updated = `"method":"notifications/resources/updated","params":{"uri":"memory://workspaces/demo/task"}`
-	_, body := post(session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/workspaces/demo/task.md","file_text":"- Amounts in EUR.\n"}}}`)
-	if !strings.Contains(body, updated) || !strings.Contains(body, "File created successfully") {
-		t.Errorf("tool call stream lacks resources/updated:\n%s", body)
-	}
-	_, body = post(session, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_str_replace","arguments":{"path":"/memories/workspaces/demo/task.md","old_str":"USD","new_str":"x"}}}`)
-	if strings.Contains(body, "notifications/resources/updated") || !strings.Contains(body, `"isError":true`) {
-		t.Errorf("refused write: want an error and no notification:\n%s", body)
+	got = w.call(t, 4, "tools/call", tool("memory_str_replace", map[string]any{"path": taskPath, "old_str": "USD", "new_str": "x"}))
+	if len(updates(got)) != 0 || !strings.Contains(response(t, got, 4).String(), `"isError":true`) {
+		t.Errorf("refused write: want an error and no notification: %v", got)
 	}
 }

@@ -30,7 +30,8 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 	s := mcpserver.NewStdioServer(srv)
 	s.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
 	logger.Info("serving MCP", logKeyTransport, TransportStdio)
-	err := s.Listen(ctx, stdin, stdout)
+	out := &lineWriter{w: stdout}
+	err := s.Listen(withGate(ctx, out), stdin, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -57,6 +58,7 @@ type HTTPServer struct {
 	cfg      HTTPConfig
 	origins  originPolicy
 	sessions *sessionTable
+	relay    *relay
 }
 
 // Listen binds cfg.Addr (":0" picks a free port; Addr reports it).
@@ -82,6 +84,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	h := &HTTPServer{
 		ln: ln, log: o.Logger, cfg: cfg, origins: origins,
 		sessions: newSessionTable(cfg.MaxSessions, o.Now),
+		relay:    newRelay(o.Logger),
 	}
 	mux := http.NewServeMux()
 	// No server-wide WriteTimeout: it is one deadline from the start of
