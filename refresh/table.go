@@ -325,18 +325,37 @@ func isNumber(s string) bool {
 	return err == nil && !math.IsInf(f, 0)
 }
 
+// isDate: YYYY-MM-DD, a real calendar day.
 func isDate(s string) bool {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 		return false
 	}
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil
+	y, ok1 := digits(s[0:4])
+	m, ok2 := digits(s[5:7])
+	d, ok3 := digits(s[8:10])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
+		return false
+	}
+	// The last day of month m: day 0 of the next month.
+	return d <= time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// digits parses a short run of ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 var timestampLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02 15:04", "2006-01-02T15:04:05.999999999", "2006-01-02T15:04"}
 
 func isTimestamp(s string) bool {
-	if len(s) < 16 || s[4] != '-' || s[7] != '-' {
+	if len(s) < 16 || !isDate(s[:10]) || s[10] != 'T' && s[10] != ' ' {
 		return false
 	}
 	for _, l := range timestampLayouts {
