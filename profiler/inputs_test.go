@@ -60,7 +60,7 @@ func TestProfile_BadInput(t *testing.T) {
 
 func TestFileSource_Formats(t *testing.T) {
 	tp := profileFile(t, "testdata/json-lines.jsonl")
-	if got, want := strings.Join(colNames(tp), ","), "id,tags,user.age,user.name,extra"; got != want {
+	if got, want := strings.Join(colNames(tp), ","), "id,user.name,user.age,tags,extra"; got != want {
 		t.Errorf("json columns = %s, want %s", got, want)
 	}
 	if got, want := col(tp, "extra").Nulls, int64(1); got != want {
