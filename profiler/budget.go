@@ -501,7 +501,10 @@ func catalogText(top []ValueCount, n int, rare []ValueCount, other, distinct int
 		approx = approx || v.Approx
 	}
 	moreRows += other
-	moreVals := distinct - int64(n) - int64(len(rare))
+	moreVals := distinct
+	for _, v := range shown {
+		moreVals -= int64(max(v.values, 1))
+	}
 	if moreVals > 0 {
 		switch {
 		case !exact:
@@ -514,6 +517,9 @@ func catalogText(top []ValueCount, n int, rare []ValueCount, other, distinct int
 	}
 	if len(rare) > 0 {
 		b.WriteString("; rare ")
+		if lead != "" {
+			fmt.Fprintf(&b, "(each after %s) ", strconv.Quote(lead))
+		}
 		for i, v := range rare {
 			if i > 0 {
 				b.WriteString(", ")

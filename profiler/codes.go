@@ -77,7 +77,7 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 		case TypeInteger, TypeDecimal:
 			n := cp.Numeric
 			f, err := strconv.ParseFloat(strings.Replace(strings.ReplaceAll(t, ".", ""), ",", ".", 1), 64)
-			if cp.Format != "decimal comma" {
+			if cp.Format != formatDecComma {
 				f, err = strconv.ParseFloat(t, 64)
 			}
 			if err != nil || v.Count < 2 || !numPlaceholder(t) {
@@ -98,3 +98,7 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 	}
 	return out
 }
+
+// formatDecComma is the Format of a decimal column written with decimal
+// commas (3,5).
+const formatDecComma = "with decimal comma"

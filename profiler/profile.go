@@ -169,6 +169,8 @@ type ValueCount struct {
 	Approx    bool   `json:"approx,omitempty"`
 	Min       int64  `json:"min,omitempty"`
 	Shortened bool   `json:"shortened,omitempty"`
+
+	values int // distinct values merged into this one by a mask (0: one)
 }
 
 // JoinSketch is a bottom-k sample of a column's value hashes, used by
@@ -453,7 +455,7 @@ func (c *colAcc) finish() *ColumnProfile {
 	case share(kInt, kDec) >= conform && c.lead0 == 0:
 		cp.Type, main = TypeDecimal, []kind{kInt, kDec}
 	case share(kInt, kDecC) >= conform && c.kinds[kDecC] > 0 && c.lead0 == 0:
-		cp.Type, cp.Format, main = TypeDecimal, "decimal comma", []kind{kInt, kDecC}
+		cp.Type, cp.Format, main = TypeDecimal, formatDecComma, []kind{kInt, kDecC}
 		if c.decC3 == c.kinds[kDecC] {
 			cp.Warnings = append(cp.Warnings, "every value has three digits after the comma: ',' may be a thousands separator")
 		}
@@ -755,12 +757,7 @@ func (c *colAcc) catalog(cp *ColumnProfile, sc []ValueCount, nn int64) {
 // every value not listed, including values the sketch does not monitor
 // (at most its minimum count once it is full).
 func guaranteedTop(sc []ValueCount, ss *spaceSaving, k int) []ValueCount {
-	lo := func(v ValueCount) int64 {
-		if v.Approx {
-			return v.Min
-		}
-		return v.Count
-	}
+	lo := lowerBound
 	vs := slices.Clone(sc)
 	slices.SortStableFunc(vs, func(a, b ValueCount) int { return cmp.Compare(lo(b), lo(a)) })
 	var unmonitored int64

@@ -526,8 +526,13 @@ func maskCounts(vs []ValueCount) []ValueCount {
 			changed = true
 			v.Value = m
 			if i, ok := at[m]; ok {
+				out[i].values = max(out[i].values, 1) + max(v.values, 1)
+				lo := lowerBound(out[i]) + lowerBound(v)
 				out[i].Count += v.Count
 				out[i].Approx = out[i].Approx || v.Approx
+				if out[i].Approx {
+					out[i].Min = lo
+				}
 				continue
 			}
 			at[m] = len(out)
@@ -539,4 +544,12 @@ func maskCounts(vs []ValueCount) []ValueCount {
 	}
 	sortCounts(out)
 	return out
+}
+
+// lowerBound is the least count v can stand for.
+func lowerBound(v ValueCount) int64 {
+	if v.Approx {
+		return v.Min
+	}
+	return v.Count
 }
