@@ -25,14 +25,29 @@ const (
 	displayLen  = 40 // values longer than this are shortened for display
 )
 
+// spendOrder is the order in which the facts of one tier get budget.
+var spendOrder = []string{"catalogs", "counts", "ranges", "placeholders", "warnings", "spaces",
+	"top values", "mean/sd", "quantiles", "lengths/patterns", "zeros/negatives", "shapes"}
+
 // item is one fact of a column line with its renderings, most detailed
 // first; pick is the rendering used, -1 none.
 type item struct {
-	tier  int
-	what  string // named in the cut note
-	alts  []string
-	short []bool // the rendering shows a shortened value
-	pick  int
+	tier int
+	what string // named in the cut note
+	alts []string
+	// altTier, when set, is the tier from which each rendering may be
+	// used (a complete catalog: its values at tier 1, with counts at 2).
+	altTier []int
+	short   []bool // the rendering shows a shortened value
+	pick    int
+}
+
+// tierOf is the tier at which rendering i may be used.
+func (it *item) tierOf(i int) int {
+	if it.altTier != nil {
+		return it.altTier[i]
+	}
+	return it.tier
 }
 
 func (pl *colPlan) shortened() bool {
@@ -72,9 +87,10 @@ func (p *TableProfile) Markdown(budget int) string {
 	if protect {
 		budget = DefaultBudget(len(p.Columns))
 	}
+	lead := p.textLead()
 	plans := make([]*colPlan, len(p.Columns))
 	for i, c := range p.Columns {
-		plans[i] = c.plan(p.Rows)
+		plans[i] = c.plan(p.Rows, lead)
 	}
 	fixed := Tokens(p.header(plans)) + Tokens(p.footer(0, plans, false)) + 2
 	total := fixed
@@ -105,19 +121,21 @@ func (p *TableProfile) Markdown(budget int) string {
 		if tier == 1 && protect {
 			limit = math.MaxInt
 		}
-		for changed := true; changed; {
-			changed = false
-			for _, pl := range plans {
-				for _, it := range pl.items {
-					if it.tier != tier || it.pick == 0 {
-						continue
-					}
-					next := len(it.alts) - 1
-					if it.pick > 0 {
-						next = it.pick - 1
-					}
-					if try(pl, it, next, limit) {
-						changed = true
+		for _, what := range spendOrder {
+			for changed := true; changed; {
+				changed = false
+				for _, pl := range plans {
+					for _, it := range pl.items {
+						if it.pick == 0 || it.what != what {
+							continue
+						}
+						next := len(it.alts) - 1
+						if it.pick > 0 {
+							next = it.pick - 1
+						}
+						if it.tierOf(next) == tier && try(pl, it, next, limit) {
+							changed = true
+						}
 					}
 				}
 			}
@@ -167,7 +185,7 @@ func dropLast(plans []*colPlan, keep1 bool) bool {
 		for i := len(plans) - 1; i >= 0; i-- {
 			for j := len(plans[i].items) - 1; j >= 0; j-- {
 				it := plans[i].items[j]
-				if it.tier == tier && it.pick >= 0 {
+				if it.pick >= 0 && it.tierOf(it.pick) == tier && (it.pick+1 < len(it.alts) || it.tierOf(len(it.alts)-1) >= low) {
 					if it.pick+1 < len(it.alts) {
 						it.pick++
 					} else {
@@ -216,6 +234,9 @@ func (p *TableProfile) header(plans []*colPlan) string {
 			ks = append(ks, strings.Join(ck, " + "))
 		}
 		meta = append(meta, "composite key: "+strings.Join(ks, " or "))
+	}
+	if lead := p.textLead(); lead != "" {
+		meta = append(meta, "every text value starts with "+strconv.Quote(lead)+" (catalogs omit it)")
 	}
 	dup := "duplicate rows: " + group(p.DuplicateRows)
 	if p.DuplicatesLower {
@@ -295,32 +316,20 @@ func colNames(p *TableProfile) []string {
 	return out
 }
 
-// cutNote says which facts were left out or shortened, and in how many
-// columns.
+// cutNote says which kinds of facts were left out or shortened.
 func cutNote(plans []*colPlan, samples, have int) string {
-	var order []string
-	n := map[string]int{}
+	var parts []string
+	seen := map[string]bool{}
 	for _, pl := range plans {
 		for _, it := range pl.items {
-			if it.pick == 0 {
-				continue
+			if it.pick != 0 && !seen[it.what] {
+				seen[it.what] = true
+				parts = append(parts, it.what)
 			}
-			w := it.what
-			if it.pick > 0 {
-				w += " shortened"
-			}
-			if n[w] == 0 {
-				order = append(order, w)
-			}
-			n[w]++
 		}
 	}
-	var parts []string
-	for _, w := range order {
-		parts = append(parts, fmt.Sprintf("%s ×%d", w, n[w]))
-	}
 	if samples < min(3, have) {
-		parts = append(parts, fmt.Sprintf("samples %d of %d", samples, min(3, have)))
+		parts = append(parts, "sample rows")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -342,7 +351,7 @@ func shortType(t string) string {
 }
 
 // plan builds the column's head (its essentials) and its other facts.
-func (c *ColumnProfile) plan(rows int64) *colPlan {
+func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 	var ess []string
 	head := "- " + c.Name + ": " + c.Type
 	if c.Format != "" {
@@ -378,7 +387,11 @@ func (c *ColumnProfile) plan(rows int64) *colPlan {
 	}
 	isInt := c.Type == TypeInteger
 	if n := c.Numeric; n != nil {
-		add(1, "ranges", num(n.Min, isInt)+".."+num(n.Max, isInt))
+		r := num(n.Min, isInt) + ".." + num(n.Max, isInt)
+		if everyInteger(c) {
+			r = "every integer " + r
+		}
+		add(1, "ranges", r)
 		add(2, "mean/sd", "mean "+mean3(n.Mean)+" sd "+mean3(n.Std))
 		if len(n.Quantiles) == len(QuantileRanks) {
 			qs := make([]string, len(n.Quantiles))
@@ -427,9 +440,17 @@ func (c *ColumnProfile) plan(rows int64) *colPlan {
 	factored := false
 	if len(c.Top) > 0 {
 		if complete && len(c.Top) <= fullCatalog {
-			s, f, sh := catalogText(c.Top, len(c.Top), nil, 0, 0, true)
-			add(1, "catalogs", s)
-			pl.items[len(pl.items)-1].short = []bool{sh}
+			s, f, sh := catalogText(tableLead, c.Top, len(c.Top), nil, 0, 0, true)
+			if everyInteger(c) {
+				// the range says it all; counts are a tier-2 extra
+				add(2, "counts", s)
+				pl.items[len(pl.items)-1].short = []bool{sh}
+			} else {
+				v, _, vsh := valuesOnly(tableLead, c.Top)
+				add(1, "counts", s, v)
+				it := pl.items[len(pl.items)-1]
+				it.short, it.altTier = []bool{sh, vsh}, []int{2, 1}
+			}
 			factored = f
 		} else {
 			var alts []string
@@ -439,7 +460,7 @@ func (c *ColumnProfile) plan(rows int64) *colPlan {
 					continue
 				}
 				rare := c.Rare[:min(len(c.Rare), n/3)]
-				s, f, sh := catalogText(c.Top, n, rare, c.OtherCount+countOf(c.Rare[len(rare):]), c.Distinct, c.DistinctExact)
+				s, f, sh := catalogText(tableLead, c.Top, n, rare, c.OtherCount+countOf(c.Rare[len(rare):]), c.Distinct, c.DistinctExact)
 				if n == catalogMax {
 					factored = f
 				}
@@ -449,7 +470,7 @@ func (c *ColumnProfile) plan(rows int64) *colPlan {
 			pl.items[len(pl.items)-1].short = short
 		}
 	}
-	if c.Padded > 0 && !factored && c.Numeric == nil && c.Dates == nil {
+	if c.Padded > 0 && !factored && c.Numeric == nil && c.Dates == nil && !(tableLead != "" && c.Padded == c.Count) {
 		add(1, "spaces", "surrounding spaces "+pct(c.Padded, rows))
 	}
 	if len(c.Placeholders) > 0 {
@@ -473,7 +494,7 @@ func (c *ColumnProfile) plan(rows int64) *colPlan {
 // rest: for an exact catalog how many more values in how many rows, and
 // the rare values. It reports whether a common leading space was
 // factored out ("values (each after a space): ...").
-func catalogText(top []ValueCount, n int, rare []ValueCount, other, distinct int64, exact bool) (text string, factored, shortened bool) {
+func catalogText(tableLead string, top []ValueCount, n int, rare []ValueCount, other, distinct int64, exact bool) (text string, factored, shortened bool) {
 	n = min(n, len(top))
 	shown := append(top[:n:n], rare...)
 	lead := commonLead(shown)
@@ -484,7 +505,7 @@ func catalogText(top []ValueCount, n int, rare []ValueCount, other, distinct int
 	} else {
 		b.WriteString("top")
 	}
-	if lead != "" {
+	if lead != "" && lead != tableLead {
 		fmt.Fprintf(&b, " (each after %s)", strconv.Quote(lead))
 	}
 	b.WriteByte(' ')
@@ -517,7 +538,7 @@ func catalogText(top []ValueCount, n int, rare []ValueCount, other, distinct int
 	}
 	if len(rare) > 0 {
 		b.WriteString("; rare ")
-		if lead != "" {
+		if lead != "" && lead != tableLead {
 			fmt.Fprintf(&b, "(each after %s) ", strconv.Quote(lead))
 		}
 		for i, v := range rare {
@@ -624,4 +645,50 @@ func countOf(vs []ValueCount) int64 {
 		n += v.Count
 	}
 	return n
+}
+
+// everyInteger reports an integer column whose distinct values are every
+// integer of its range, so the range is its complete catalog.
+func everyInteger(c *ColumnProfile) bool {
+	n := c.Numeric
+	return c.Type == TypeInteger && n != nil && c.DistinctExact && c.Distinct > 2 &&
+		float64(c.Distinct) == n.Max-n.Min+1
+}
+
+// valuesOnly renders a complete catalog without counts, most frequent
+// first: "values: a, b" or "values (each after " "): a, b".
+func valuesOnly(tableLead string, top []ValueCount) (string, bool, bool) {
+	lead := commonLead(top)
+	disp, shortened := displayValues(top, len(lead))
+	s := "values"
+	if lead != "" && lead != tableLead {
+		s += " (each after " + strconv.Quote(lead) + ")"
+	}
+	return s + ": " + strings.Join(disp, ", "), lead != "", shortened
+}
+
+// textLead is the whitespace every value of every text-like column
+// starts with (as in a CSV written with ", " between fields), so
+// catalogs can say it once for the table; "" when columns differ.
+func (p *TableProfile) textLead() string {
+	lead := ""
+	for _, c := range p.Columns {
+		switch c.Type {
+		case TypeCategorical, TypeText, TypeIdentifier, TypeCode, TypeBoolean:
+		default:
+			continue
+		}
+		if c.Count == 0 || c.Sensitive != nil {
+			continue
+		}
+		if c.Padded != c.Count || len(c.Top) == 0 {
+			return ""
+		}
+		l := commonLead(c.Top)
+		if l == "" || lead != "" && l != lead {
+			return ""
+		}
+		lead = l
+	}
+	return lead
 }

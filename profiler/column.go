@@ -320,9 +320,7 @@ func (c *colAcc) addMissing(n int64) {
 func (c *colAcc) add(raw string) {
 	c.rows++
 	s := trimSpace(raw)
-	if len(s) != len(raw) {
-		c.padded++
-	}
+	pad := len(s) != len(raw)
 	if len(s) == 0 {
 		c.empty++
 		return
@@ -333,6 +331,9 @@ func (c *colAcc) add(raw string) {
 	// spellings; they are classified without them.
 	h := hash64(unsafeBytes(raw))
 	if i, ok := c.idx.get(h); ok {
+		if pad {
+			c.padded++
+		}
 		c.mono = false
 		c.counts[i]++
 		c.replay(&c.info[i])
@@ -352,6 +353,9 @@ func (c *colAcc) add(raw string) {
 			c.nullToks[strings.Clone(s)] = 1
 		}
 		return
+	}
+	if pad {
+		c.padded++
 	}
 	vi := valInfo{n: int32(len(s)), shape: -1, layout: -1, layout2: -1}
 	for i := 0; i < len(s); i++ {

@@ -245,6 +245,7 @@ type fidelity struct {
 	t      *testing.T
 	name   string
 	checks int
+	lead   string // what every text value starts with, said once in the header
 }
 
 func (f *fidelity) errorf(format string, args ...any) {
@@ -315,6 +316,10 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 	t.Helper()
 	f := &fidelity{t: t, name: name}
 	head := strings.SplitN(md, "\n", 3)[1]
+	if i := strings.Index(head, "every text value starts with "); i >= 0 {
+		q, _ := strconv.QuotedPrefix(head[i+len("every text value starts with "):])
+		f.lead, _ = strconv.Unquote(q)
+	}
 	f.exact("rows", strings.Fields(head)[0], int64(rt.rows))
 	if i := strings.Index(head, "duplicate rows: "); i >= 0 && !tp.DuplicatesLower {
 		f.exact("duplicate rows", strings.TrimRight(strings.Fields(head[i+16:])[0], ";"), int64(rt.dups))
@@ -407,6 +412,14 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 				m := rangeRe.FindStringSubmatch(strings.TrimPrefix(fact, "range "))
 				f.near(what+" min", m[1], nums[0])
 				f.near(what+" max", m[2], nums[len(nums)-1])
+			case strings.HasPrefix(fact, "every integer "):
+				m := rangeRe.FindStringSubmatch(strings.TrimPrefix(fact, "every integer "))
+				f.near(what+" min", m[1], nums[0])
+				f.near(what+" max", m[2], nums[len(nums)-1])
+				f.checks++
+				if float64(len(distinctNums)) != nums[len(nums)-1]-nums[0]+1 || int64(len(distinctNums)) != int64(len(rc.counts)) {
+					f.errorf("%s: %d distinct numbers", what, len(distinctNums))
+				}
 			case c.Numeric != nil && rangeRe.MatchString(fact):
 				m := rangeRe.FindStringSubmatch(fact)
 				f.near(what+" min", m[1], nums[0])
@@ -445,6 +458,8 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 				f.pct(what, strings.Fields(fact)[1], zeros, int64(rt.rows))
 			case strings.HasPrefix(fact, "neg "):
 				f.pct(what, strings.Fields(fact)[1], negs, int64(rt.rows))
+			case strings.HasPrefix(fact, "values: "), strings.HasPrefix(fact, "values (each after "):
+				f.checkValuesOnly(what, fact, rc)
 			case strings.HasPrefix(fact, "values "), strings.HasPrefix(fact, "top "), strings.HasPrefix(fact, "rare "),
 				strings.HasPrefix(fact, "placeholders "):
 				f.checkCatalog(what, fact, rc)
@@ -506,8 +521,7 @@ func (f *fidelity) checkDates(what, fact string, c *ColumnProfile, rc *refCol) {
 
 // catalogItems parses "values (each after " ") a 1, "b, c" 2–3" into
 // raw values (prefix restored) and printed counts.
-func catalogItems(body string) (vals, counts []string) {
-	lead := ""
+func catalogItems(body string, lead string) (vals, counts []string) {
 	if strings.HasPrefix(body, "(each after ") {
 		rest := body[len("(each after "):]
 		q, _ := strconv.QuotedPrefix(rest)
@@ -550,7 +564,7 @@ func (f *fidelity) checkCatalog(what, fact string, rc *refCol) {
 	f.t.Helper()
 	_, body, _ := strings.Cut(fact, " ")
 	placeholder := strings.HasPrefix(fact, "placeholders ")
-	vals, counts := catalogItems(body)
+	vals, counts := catalogItems(body, f.lead)
 	for i, v := range vals {
 		if isMask(v) {
 			if !placeholder {
@@ -594,6 +608,51 @@ func (f *fidelity) checkCatalog(what, fact string, rc *refCol) {
 	}
 }
 
+// checkValuesOnly checks a complete catalog printed without counts: every
+// value of the column, each once, most frequent first.
+func (f *fidelity) checkValuesOnly(what, fact string, rc *refCol) {
+	f.t.Helper()
+	body := strings.TrimPrefix(fact, "values")
+	lead := f.lead
+	if strings.HasPrefix(body, " (each after ") {
+		rest := body[len(" (each after "):]
+		q, _ := strconv.QuotedPrefix(rest)
+		lead, _ = strconv.Unquote(q)
+		body = rest[len(q)+1:]
+	}
+	body = strings.TrimPrefix(body, ": ")
+	seen := map[string]bool{}
+	prev := int64(math.MaxInt64)
+	for _, it := range splitOutside(body, ", ") {
+		v := it
+		if strings.HasPrefix(v, `"`) {
+			v, _ = strconv.Unquote(v)
+		}
+		f.checks++
+		if isMask(v) {
+			continue
+		}
+		raw, ok := matchValue(lead+v, rc)
+		if !ok || seen[raw] {
+			f.errorf("%s: value %q is not in the file as printed, or repeated", what, lead+v)
+			continue
+		}
+		seen[raw] = true
+		if rc.counts[raw] > prev {
+			f.errorf("%s: %q listed after a less frequent value", what, v)
+		}
+		prev = rc.counts[raw]
+	}
+	masked := 0
+	for _, vs := range rc.maskedVals {
+		masked += len(vs)
+	}
+	f.checks++
+	if len(seen)+masked != len(rc.counts) {
+		f.errorf("%s: lists %d of %d values", what, len(seen)+masked, len(rc.counts))
+	}
+}
+
 // checkMore checks "+N more values in M rows" against the catalog before it.
 func (f *fidelity) checkMore(what, fact string, facts []string, rc *refCol) {
 	f.t.Helper()
@@ -603,7 +662,7 @@ func (f *fidelity) checkMore(what, fact string, facts []string, rc *refCol) {
 	for _, o := range facts {
 		if strings.HasPrefix(o, "top ") || strings.HasPrefix(o, "rare ") {
 			_, body, _ := strings.Cut(o, " ")
-			vals, _ := catalogItems(body)
+			vals, _ := catalogItems(body, f.lead)
 			for _, v := range vals {
 				if isMask(v) {
 					shown = append(shown, rc.maskedVals[v]...)

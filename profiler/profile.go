@@ -115,8 +115,8 @@ type ColumnProfile struct {
 	// -1, Unspecified) with their counts; they are included in every
 	// other figure.
 	Placeholders []ValueCount `json:"placeholders,omitempty"`
-	// Padded counts values written with surrounding whitespace (kept in
-	// catalogs as written).
+	// Padded counts the values (not missing) written with surrounding
+	// whitespace, which catalogs keep as written.
 	Padded   int64       `json:"padded,omitempty"`
 	Warnings []string    `json:"warnings,omitempty"`
 	Join     *JoinSketch `json:"join,omitempty"`
@@ -553,6 +553,10 @@ func (c *colAcc) finish() *ColumnProfile {
 	switch cp.Type {
 	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
 		c.catalog(cp, sc, nn)
+	case TypeInteger, TypeDecimal:
+		if !c.overflow && len(sc) <= catalogTop {
+			cp.Top = sc
+		}
 	}
 	cp.Placeholders = placeholders(cp, sc)
 	if cp.Type != TypeDecimal && cp.Type != TypeText && cp.Type != TypeBoolean {
