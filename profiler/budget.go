@@ -3,6 +3,7 @@ package profiler
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -436,7 +437,9 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 		}
 		add(3, "shapes", strings.Join(sh, "; "))
 	}
-	complete := c.OtherCount == 0 && len(c.Rare) == 0 && countOf(c.Top) == c.Count && c.DistinctExact
+	// complete: the listed values cover every row, with exact counts
+	complete := c.OtherCount == 0 && len(c.Rare) == 0 && countOf(c.Top) == c.Count &&
+		!slices.ContainsFunc(c.Top, func(v ValueCount) bool { return v.Approx })
 	factored := false
 	if len(c.Top) > 0 {
 		if complete && len(c.Top) <= fullCatalog {
