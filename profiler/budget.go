@@ -411,7 +411,11 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 		add(3, "zeros/negatives", strings.Join(zn, "; "))
 	}
 	if len(c.Range) == 2 {
-		add(1, "ranges", "range "+c.Range[0]+".."+c.Range[1])
+		r := "range " + c.Range[0] + ".." + c.Range[1]
+		if everyInteger(c) {
+			r = "every integer " + c.Range[0] + ".." + c.Range[1]
+		}
+		add(1, "ranges", r)
 	}
 	if dt := c.Dates; dt != nil {
 		add(1, "ranges", dt.Min+".."+dt.Max)
@@ -444,11 +448,18 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 	if len(c.Top) > 0 {
 		if complete && len(c.Top) <= fullCatalog {
 			s, f, sh := catalogText(tableLead, c.Top, len(c.Top), nil, 0, 0, true)
-			if everyInteger(c) {
-				// the range says it all; counts are a tier-2 extra
+			switch {
+			case everyInteger(c) && c.Unique:
+				// the range says it all
+			case everyInteger(c):
+				// the range names the values; counts are a tier-2 extra
 				add(2, "counts", s)
 				pl.items[len(pl.items)-1].short = []bool{sh}
-			} else {
+			case c.Unique:
+				v, _, vsh := valuesOnly(tableLead, c.Top)
+				add(1, "catalogs", v)
+				pl.items[len(pl.items)-1].short = []bool{vsh}
+			default:
 				v, _, vsh := valuesOnly(tableLead, c.Top)
 				add(1, "counts", s, v)
 				it := pl.items[len(pl.items)-1]
@@ -650,12 +661,23 @@ func countOf(vs []ValueCount) int64 {
 	return n
 }
 
-// everyInteger reports an integer column whose distinct values are every
-// integer of its range, so the range is its complete catalog.
+// everyInteger reports an integer or code column whose distinct values
+// are every integer of its range, so the range is its complete catalog.
 func everyInteger(c *ColumnProfile) bool {
-	n := c.Numeric
-	return c.Type == TypeInteger && n != nil && c.DistinctExact && c.Distinct > 2 &&
-		float64(c.Distinct) == n.Max-n.Min+1
+	lo, hi, ok := intRange(c)
+	return ok && c.DistinctExact && c.Distinct > 2 && c.Distinct == hi-lo+1
+}
+
+func intRange(c *ColumnProfile) (lo, hi int64, ok bool) {
+	switch {
+	case c.Type == TypeInteger && c.Numeric != nil:
+		return int64(c.Numeric.Min), int64(c.Numeric.Max), true
+	case c.Type == TypeCode && len(c.Range) == 2:
+		a, err1 := strconv.ParseInt(c.Range[0], 10, 64)
+		b, err2 := strconv.ParseInt(c.Range[1], 10, 64)
+		return a, b, err1 == nil && err2 == nil
+	}
+	return 0, 0, false
 }
 
 // valuesOnly renders a complete catalog without counts, most frequent

@@ -553,7 +553,8 @@ func (c *colAcc) finish() *ColumnProfile {
 	switch cp.Type {
 	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
 		c.catalog(cp, sc, nn)
-	case TypeInteger, TypeDecimal:
+	case TypeInteger, TypeDecimal, TypeDate, TypeDateTime:
+		// a short catalog is worth listing whatever the type
 		if !c.overflow && len(sc) <= catalogTop {
 			cp.Top = sc
 		}
@@ -712,8 +713,9 @@ const (
 //
 // With exact counts, a catalog of at most catalogMax values is kept
 // whole; a longer one keeps its most frequent values and, as Rare, its
-// rarest ones when they hold at most 1% of the rows. Unique columns and
-// free text list only values that repeat.
+// rarest ones when they hold at most 1% of the rows. Unique columns of
+// more than catalogTop values list nothing, free text only values that
+// repeat.
 //
 // After overflow, Top holds only values whose count is guaranteed: a
 // listed value's lower bound is at least the upper bound of every value
@@ -725,7 +727,7 @@ func (c *colAcc) catalog(cp *ColumnProfile, sc []ValueCount, nn int64) {
 		return
 	}
 	switch {
-	case cp.Unique:
+	case cp.Unique && len(sc) > catalogTop:
 		return
 	case len(sc) <= catalogMax:
 		cp.Top = sc

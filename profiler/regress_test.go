@@ -94,7 +94,7 @@ func TestDates_OneLayoutPerColumn(t *testing.T) {
 func lowCardinality(tp *TableProfile) []*ColumnProfile {
 	var out []*ColumnProfile
 	for _, c := range tp.Columns {
-		if c.DistinctExact && c.Distinct <= fullCatalog && c.Sensitive == nil && len(c.Top) > 0 && c.Type != TypeBoolean {
+		if c.DistinctExact && c.Distinct <= fullCatalog && c.Sensitive == nil {
 			out = append(out, c)
 		}
 	}
