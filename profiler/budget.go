@@ -375,7 +375,11 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 		if !c.DistinctExact {
 			ds = "~" + ds
 		}
-		ess = append(ess, ds+" distinct")
+		ds += " distinct"
+		if c.Count > 20 && c.Distinct*10 >= c.Count*9 {
+			ds += " (near-unique)"
+		}
+		ess = append(ess, ds)
 	}
 	if len(ess) > 0 {
 		head += "; " + strings.Join(ess, "; ")

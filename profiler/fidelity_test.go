@@ -397,8 +397,8 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 				if int64(len(rc.counts)) != rc.count || rc.missing > 0 {
 					f.errorf("%s: %d distinct of %d, %d missing", what, len(rc.counts), rc.count, rc.missing)
 				}
-			case strings.HasSuffix(fact, " distinct"):
-				p := strings.TrimSuffix(fact, " distinct")
+			case strings.HasSuffix(fact, " distinct"), strings.HasSuffix(fact, " distinct (near-unique)"):
+				p := strings.TrimSuffix(strings.TrimSuffix(fact, " (near-unique)"), " distinct")
 				if strings.HasPrefix(p, "~") {
 					got, _ := strconv.ParseFloat(strings.ReplaceAll(p[1:], ",", ""), 64)
 					f.checks++
