@@ -172,6 +172,9 @@ func (p *TableProfile) Markdown(budget int) string {
 		cut = true
 		out = p.assemble(plans, samples, cut)
 	}
+	if !protect && Tokens(out) > budget {
+		return p.minimal()
+	}
 	return out
 }
 
@@ -376,7 +379,7 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 			ds = "~" + ds
 		}
 		ds += " distinct"
-		if c.Count > 20 && c.Distinct*10 >= c.Count*9 {
+		if c.Count > 20 && c.Distinct*10 >= c.Count*9 && c.Numeric == nil && c.Dates == nil {
 			ds += " (near-unique)"
 		}
 		ess = append(ess, ds)
