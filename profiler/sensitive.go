@@ -445,7 +445,28 @@ func nameAfter(words []string) bool {
 	if len(words) > 1 && isParticle(words[0]) {
 		words = words[1:]
 	}
+	// capitalised words ending in a word for a place or an organisation
+	// name that, not a person: Henry Hudson Pkwy, Control Board
+	for _, w := range words[:min(3, len(words))] {
+		w = strings.TrimRight(w, ".:!?,)")
+		if placeWords[strings.ToLower(w)] {
+			return false
+		}
+		if !nameWord(w) {
+			break
+		}
+	}
 	return nameWord(strings.TrimRight(words[0], ".:!?"))
+}
+
+// placeWords end the names of places and organisations.
+var placeWords = map[string]bool{
+	"board": true, "department": true, "council": true, "commission": true, "authority": true, "agency": true,
+	"park": true, "pkwy": true, "parkway": true, "expwy": true, "expressway": true, "bridge": true, "tunnel": true,
+	"street": true, "st": true, "avenue": true, "ave": true, "road": true, "rd": true, "boulevard": true, "blvd": true,
+	"highway": true, "hwy": true, "drive": true, "dr": true, "square": true, "plaza": true, "station": true,
+	"airport": true, "hospital": true, "school": true, "university": true, "college": true, "center": true,
+	"centre": true, "company": true, "corporation": true, "inc": true, "ltd": true, "llc": true, "bank": true,
 }
 
 // groupStart reports whether w can begin a number written in groups:
