@@ -81,15 +81,38 @@ func (j *jsonReader) decodeOne(dec *json.Decoder) ([]field, error) {
 		}
 		return nil, fmt.Errorf("profiler: invalid JSON at byte %d: %w", dec.InputOffset(), err)
 	}
+	out, err := j.record(raw)
+	if err != nil {
+		return nil, fmt.Errorf("profiler: invalid JSON at byte %d: %w", dec.InputOffset(), err)
+	}
+	return out, nil
+}
+
+// record flattens one raw record; a value that is not an object becomes
+// column "value".
+func (j *jsonReader) record(raw json.RawMessage) ([]field, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		j.nonObj++
 		return []field{{"value", scalarText(raw)}}, nil
 	}
 	var out []field
-	if err := flattenRaw("", raw, &out, 0); err != nil {
-		return nil, fmt.Errorf("profiler: invalid JSON at byte %d: %w", dec.InputOffset(), err)
+	err := flattenRaw("", raw, &out, 0)
+	return out, err
+}
+
+// newRawJSONReader reads records kept as raw JSON (the REST case), so
+// columns come in the order their members appear.
+func newRawJSONReader(items []json.RawMessage) *jsonReader {
+	j := &jsonReader{index: map[string]int{}, format: "json"}
+	i := 0
+	j.next = func() ([]field, error) {
+		if i >= len(items) {
+			return nil, io.EOF
+		}
+		i++
+		return j.record(bytes.TrimSpace(items[i-1]))
 	}
-	return out, nil
+	return j
 }
 
 // flattenRaw appends the members of the JSON object raw in source order:
