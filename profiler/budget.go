@@ -237,7 +237,11 @@ func (p *TableProfile) header(plans []*colPlan) string {
 		for _, ck := range p.CompositeKeys {
 			ks = append(ks, strings.Join(ck, " + "))
 		}
-		meta = append(meta, "composite key: "+strings.Join(ks, " or "))
+		k := "composite key: " + strings.Join(ks, " or ")
+		if p.CompositeKeysApprox {
+			k += " (est.)"
+		}
+		meta = append(meta, k)
 	}
 	if lead := p.textLead(); lead != "" {
 		meta = append(meta, "every text value starts with "+strconv.Quote(lead)+" (catalogs omit it)")

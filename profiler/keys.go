@@ -11,7 +11,9 @@ import (
 // the first pairSample rows screen every pair of columns that have no
 // missing value and repeat values there; the pairs unique on the sample,
 // fewest combinations first, are then checked on every row with a set of
-// pair hashes, and a repeated pair rules a candidate out.
+// pair hashes, and a repeated pair rules a candidate out. Past
+// pairSetLimit distinct pairs the set stops growing: later rows are
+// checked against it only, and the key is reported as an estimate.
 const (
 	pairSample   = 2000
 	pairCands    = 4
@@ -22,7 +24,8 @@ type pairCand struct {
 	a, b    int
 	set     *u64set
 	dead    bool
-	product int // distinct values of a × of b in the sample
+	capped  bool // the set is full: later pairs are checked against it, not added
+	product int  // distinct values of a × of b in the sample
 }
 
 type pairAcc struct {
@@ -32,6 +35,7 @@ type pairAcc struct {
 	cands    []*pairCand
 	isCand   []bool
 	h        [][]uint64 // this batch's cell hashes of candidate columns
+	setLimit int        // pairs kept per candidate; 0 means pairSetLimit
 }
 
 // store is how many rows of the current batch column ci must keep hashes
@@ -110,10 +114,12 @@ func (p *pairAcc) end(cols []arrow.Array, n int) {
 				c.dead = true
 				break
 			}
-			if dup, refused := c.set.insert(mix64(ha[i], hb[i])); dup || refused {
+			dup, refused := c.set.insert(mix64(ha[i], hb[i]))
+			if dup {
 				c.dead = true
 				break
 			}
+			c.capped = c.capped || refused
 		}
 	}
 }
@@ -181,7 +187,11 @@ func (p *pairAcc) screen(ncols int) {
 	slices.SortStableFunc(found, func(x, y *pairCand) int { return x.product - y.product })
 	found = found[:min(len(found), pairCands)]
 	for _, c := range found {
-		c.set = newU64Set(pairSetLimit)
+		limit := p.setLimit
+		if limit <= 0 {
+			limit = pairSetLimit
+		}
+		c.set = newU64Set(limit)
 		for i := range rows {
 			c.set.insert(mix64(p.sample[c.a][i], p.sample[c.b][i]))
 		}
@@ -191,16 +201,17 @@ func (p *pairAcc) screen(ncols int) {
 	p.sample = nil
 }
 
-// keys returns the surviving pairs of column indices.
-func (p *pairAcc) keys(ncols int) [][2]int {
+// keys returns the surviving pairs of column indices, and whether any
+// was checked only against the first pairSetLimit pairs.
+func (p *pairAcc) keys(ncols int) (pairs [][2]int, approx bool) {
 	if !p.screened {
 		p.screen(ncols)
 	}
-	var out [][2]int
 	for _, c := range p.cands {
 		if !c.dead {
-			out = append(out, [2]int{c.a, c.b})
+			pairs = append(pairs, [2]int{c.a, c.b})
+			approx = approx || c.capped
 		}
 	}
-	return out
+	return pairs, approx
 }

@@ -81,13 +81,16 @@ type TableProfile struct {
 	CandidateKeys []string         `json:"candidate_keys"`
 	// CompositeKeys are pairs of columns that together identify every
 	// row while neither does alone.
-	CompositeKeys   [][]string `json:"composite_keys,omitempty"`
-	KeysApprox      bool       `json:"keys_approx,omitempty"`
-	DuplicateRows   int64      `json:"duplicate_rows"`
-	DuplicatesLower bool       `json:"duplicates_lower_bound,omitempty"`
-	Samples         [][]string `json:"samples"`
-	Warnings        []string   `json:"warnings,omitempty"`
-	Fingerprint     string     `json:"fingerprint"`
+	CompositeKeys [][]string `json:"composite_keys,omitempty"`
+	// CompositeKeysApprox: beyond 524,288 rows a pair was checked only
+	// against the first 524,288 distinct pairs.
+	CompositeKeysApprox bool       `json:"composite_keys_approx,omitempty"`
+	KeysApprox          bool       `json:"keys_approx,omitempty"`
+	DuplicateRows       int64      `json:"duplicate_rows"`
+	DuplicatesLower     bool       `json:"duplicates_lower_bound,omitempty"`
+	Samples             [][]string `json:"samples"`
+	Warnings            []string   `json:"warnings,omitempty"`
+	Fingerprint         string     `json:"fingerprint"`
 }
 
 // ColumnProfile is the profile of one column.
@@ -373,7 +376,9 @@ func (p *profileRun) finish() *TableProfile {
 		}
 	}
 	r := p.rows
-	tp.CompositeKeys = compositeKeys(tp, r.pairs.keys(len(p.cols)))
+	pairs, approx := r.pairs.keys(len(p.cols))
+	tp.CompositeKeys = compositeKeys(tp, pairs)
+	tp.CompositeKeysApprox = approx && len(tp.CompositeKeys) > 0
 	tp.DuplicateRows = r.dups
 	tp.DuplicatesLower = r.capped
 	tp.Samples = r.pickSamples(len(p.cols))

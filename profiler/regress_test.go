@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Regression tests for the findings of issue 13, one per finding.
@@ -370,5 +375,27 @@ func TestProfile_CompositeKey(t *testing.T) {
 	b.WriteString("3,4,y\n")
 	if tp := profileFile(t, writeTemp(t, "late.csv", b.String())); len(tp.CompositeKeys) != 0 {
 		t.Errorf("composite keys %v on a table whose last row repeats a pair", tp.CompositeKeys)
+	}
+}
+
+// A composite key checked past the pair set's limit is an estimate.
+func TestPairAcc_CappedSet(t *testing.T) {
+	mk := func(n, offset int) *pairAcc {
+		a, b := array.NewStringBuilder(memory.DefaultAllocator), array.NewStringBuilder(memory.DefaultAllocator)
+		for i := range n {
+			a.Append(strconv.Itoa((i + offset) % 50))
+			b.Append(strconv.Itoa((i + offset) / 50))
+		}
+		cols := []arrow.Array{a.NewArray(), b.NewArray()}
+		r := newRowAcc()
+		r.pairs.setLimit = 3000
+		r.addBatch(cols, n)
+		return &r.pairs
+	}
+	if pairs, approx := mk(5000, 0).keys(2); len(pairs) != 1 || !approx {
+		t.Errorf("keys = %v approx %v, want one estimated pair", pairs, approx)
+	}
+	if pairs, approx := mk(2500, 0).keys(2); len(pairs) != 1 || approx {
+		t.Errorf("keys = %v approx %v, want one exact pair", pairs, approx)
 	}
 }
