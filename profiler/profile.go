@@ -793,8 +793,12 @@ func guaranteedTop(sc []ValueCount, ss *spaceSaving, k int) []ValueCount {
 
 // compositeKeys names the pairs that identify rows: no column of a pair
 // is a key alone or a decimal, text or empty column; at most two pairs,
-// fewest combinations first.
+// fewest combinations first. Below minKeyRows rows a unique pair is too
+// likely a coincidence to report.
 func compositeKeys(tp *TableProfile, pairs [][2]int) [][]string {
+	if tp.Rows < minKeyRows {
+		return nil
+	}
 	ok := func(c *ColumnProfile) bool {
 		switch c.Type {
 		case TypeDecimal, TypeText, TypeEmpty:
@@ -816,6 +820,8 @@ func compositeKeys(tp *TableProfile, pairs [][2]int) [][]string {
 	}
 	return names
 }
+
+const minKeyRows = 100
 
 // rowAcc computes row-level facts: duplicate rows, the content
 // fingerprint and sample candidates.
