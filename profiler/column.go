@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -17,34 +16,11 @@ const (
 	kDec
 	kBool
 	kDate
+	kDecC // a decimal with a decimal comma: 3,5 or 1.234,5
 	nKinds
 )
 
-var kindNames = [nKinds]string{"text", "integer", "decimal", "boolean", "date/time"}
-
-type dateLayout struct {
-	layout  string
-	display string
-	hasTime bool
-}
-
-var dateLayouts = []dateLayout{
-	{"2006-01-02", "YYYY-MM-DD", false},
-	{time.RFC3339, "RFC 3339", true},
-	{"2006-01-02T15:04:05", "YYYY-MM-DDThh:mm:ss", true},
-	{"2006-01-02 15:04:05", "YYYY-MM-DD hh:mm:ss", true},
-	{"2006-01-02 15:04:05Z07:00", "YYYY-MM-DD hh:mm:ssZ", true},
-	{"2006-01-02 15:04", "YYYY-MM-DD hh:mm", true},
-	{"2006/01/02", "YYYY/MM/DD", false},
-	{"01/02/2006", "MM/DD/YYYY", false},
-	{"02/01/2006", "DD/MM/YYYY", false},
-	{"01/02/2006 15:04:05", "MM/DD/YYYY hh:mm:ss", true},
-	{"02/01/2006 15:04:05", "DD/MM/YYYY hh:mm:ss", true},
-	{"02.01.2006", "DD.MM.YYYY", false},
-	{"01-02-2006", "MM-DD-YYYY", false},
-	{"02-01-2006", "DD-MM-YYYY", false},
-	{"15:04:05", "hh:mm:ss", true},
-}
+var kindNames = [nKinds]string{"text", "integer", "decimal", "boolean", "date/time", "decimal-comma numbers"}
 
 // isNullToken reports whether s is one of the conventional missing-value
 // markers: ?, NA, N/A, null, none, nan, #N/A, nil (case-insensitive).
@@ -158,6 +134,55 @@ func looksDate(s string) bool {
 	return seps >= 2
 }
 
+// parseDecComma parses a number written with a decimal comma, with or
+// without '.' between groups of thousands: 3,5  -12,75  1.234,5. dec3
+// reports exactly three digits after the comma and no grouping (1,500),
+// which could also be a thousands separator.
+func parseDecComma(s string) (f float64, dec3, ok bool) {
+	i := 0
+	if s[0] == '-' || s[0] == '+' {
+		i = 1
+	}
+	comma := strings.IndexByte(s, ',')
+	if comma <= i || comma == len(s)-1 || strings.IndexByte(s[comma+1:], ',') >= 0 {
+		return 0, false, false
+	}
+	intPart, frac := s[i:comma], s[comma+1:]
+	for j := 0; j < len(frac); j++ {
+		if frac[j] < '0' || frac[j] > '9' {
+			return 0, false, false
+		}
+	}
+	var b [64]byte
+	n := copy(b[:], s[:i])
+	grouped := strings.IndexByte(intPart, '.') >= 0
+	for j, g := range strings.Split(intPart, ".") {
+		if g == "" || len(g) > 3 && grouped || j > 0 && len(g) != 3 {
+			return 0, false, false
+		}
+		for k := 0; k < len(g); k++ {
+			if g[k] < '0' || g[k] > '9' {
+				return 0, false, false
+			}
+		}
+		if n+len(g) > 40 {
+			return 0, false, false
+		}
+		n += copy(b[n:], g)
+	}
+	if n+1+len(frac) > len(b) {
+		return 0, false, false
+	}
+	b[n] = '.'
+	n++
+	n += copy(b[n:], frac)
+	f, err := strconv.ParseFloat(string(b[:n]), 64)
+	if err != nil {
+		return 0, false, false
+	}
+	return f, len(frac) == 3 && !grouped, true
+}
+
 // colAcc accumulates the statistics of one column over the whole stream.
 // It is owned by one goroutine at a time.
 //
@@ -185,12 +210,14 @@ type colAcc struct {
 	nN          int64
 	zeros, negs int64
 	nSketch     *kll
-	// dates
-	dLayoutCount []int64
-	dCur         int
-	dMin, dMax   float64
-	dN           int64
-	dSketch      *kll
+	// dates, by layout (see dates.go)
+	dCount     []int64
+	dMin, dMax []float64
+	dSk        []*kll
+	dCur       int8
+	dExam      []dateExample
+	// decimal commas with exactly three digits after the comma
+	decC3 int64
 	// strings
 	lenMin, lenMax int
 	lenSum         int64
@@ -229,15 +256,19 @@ type colAcc struct {
 // valInfo is what classifying one distinct value found.
 type valInfo struct {
 	f      float64 // the number, or the date in Unix seconds
+	f2     float64 // the date under layout2
 	n      int32   // length in characters
 	shape  int32   // index in colAcc.shapeCounts; -1 for none
 	kind   kind
 	lead0  bool
 	layout int8 // index in dateLayouts
-	text   uint8
-	cls    classSet // sensitive classes the value matches
-	pshape int16    // index in colAcc.pii.shapeCounts; -1 for none
-	dom    int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
+	// layout2 is the day/month twin of layout when it parses the value
+	// too (05/01/2011), else -1.
+	layout2 int8
+	text    uint8
+	cls     classSet // sensitive classes the value matches
+	pshape  int16    // index in colAcc.pii.shapeCounts; -1 for none
+	dom     int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
 }
 
 // valInfo.text flags.
@@ -245,13 +276,13 @@ const (
 	textSpace = 1 << iota
 	textEmail
 	textURL
+	textDec3 // a decimal comma with three digits after it (1,500)
 )
 
 func newColAcc(name string, limit int) *colAcc {
 	return &colAcc{
 		name: name, limit: limit,
 		nMin: math.Inf(1), nMax: math.Inf(-1),
-		dMin: math.Inf(1), dMax: math.Inf(-1),
 		lenMin:   math.MaxInt,
 		idx:      newPosTable(16),
 		join:     &kmv{k: joinK},
@@ -266,7 +297,7 @@ const (
 	kllK        = 400
 	joinK       = 256
 	keySetLimit = 1 << 18
-	maxKeyLen   = 96
+	maxKeyLen   = 200
 )
 
 func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -289,17 +320,20 @@ func (c *colAcc) addMissing(n int64) {
 func (c *colAcc) add(raw string) {
 	c.rows++
 	s := trimSpace(raw)
-	if len(s) != len(raw) {
-		c.padded++
-	}
+	pad := len(s) != len(raw)
 	if len(s) == 0 {
 		c.empty++
 		return
 	}
 	// A value already counted exactly: replay its facts. (Null tokens are
-	// never counted, so they cannot be found here.)
-	h := hash64(unsafeBytes(s))
+	// never counted, so they cannot be found here.) Values are counted as
+	// written, surrounding spaces included, so catalogs keep exact
+	// spellings; they are classified without them.
+	h := hash64(unsafeBytes(raw))
 	if i, ok := c.idx.get(h); ok {
+		if pad {
+			c.padded++
+		}
 		c.mono = false
 		c.counts[i]++
 		c.replay(&c.info[i])
@@ -320,7 +354,10 @@ func (c *colAcc) add(raw string) {
 		}
 		return
 	}
-	vi := valInfo{n: int32(len(s)), shape: -1}
+	if pad {
+		c.padded++
+	}
+	vi := valInfo{n: int32(len(s)), shape: -1, layout: -1, layout2: -1}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			vi.n = int32(utf8.RuneCountInString(s))
@@ -343,7 +380,7 @@ func (c *colAcc) add(raw string) {
 		c.examples[vi.kind] = clip(maskText(s), 40)
 	}
 	c.replay(&vi)
-	c.count(s, h, &vi)
+	c.count(raw, h, &vi)
 }
 
 // replay adds one occurrence of a classified value to the statistics.
@@ -362,14 +399,15 @@ func (c *colAcc) replay(vi *valInfo) {
 		c.addNum(vi.f)
 	case kDec:
 		c.addNum(vi.f)
+	case kDecC:
+		if vi.text&textDec3 != 0 {
+			c.decC3++
+		}
+		c.addNum(vi.f)
 	case kDate:
-		c.dLayoutCount[vi.layout]++
-		c.dCur = int(vi.layout)
-		c.dN++
-		c.dMin = min(c.dMin, vi.f)
-		c.dMax = max(c.dMax, vi.f)
-		if c.overflow {
-			c.dSketch.add(vi.f)
+		c.addDate(vi.layout, vi.f)
+		if vi.layout2 >= 0 {
+			c.addDate(vi.layout2, vi.f2)
 		}
 	case kText:
 		if vi.text&textSpace != 0 {
@@ -388,7 +426,7 @@ func (c *colAcc) replay(vi *valInfo) {
 
 // classify returns the kind of a non-empty, trimmed, non-null value.
 func (c *colAcc) classify(s string) kind {
-	vi := valInfo{shape: -1}
+	vi := valInfo{shape: -1, layout: -1, layout2: -1}
 	c.classifyInto(s, &vi)
 	return vi.kind
 }
@@ -408,10 +446,15 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 				return
 			}
 		}
-		if looksDate(s) {
-			if i, u, ok := c.parseDate(s); ok {
-				vi.kind, vi.f, vi.layout = kDate, u, int8(i)
+		if f, dec3, ok := parseDecComma(s); ok {
+			vi.kind, vi.f = kDecC, f
+			if dec3 {
+				vi.text |= textDec3
 			}
+			return
+		}
+		if looksDate(s) && c.parseDate(s, vi) {
+			vi.kind = kDate
 		}
 		return
 	}
@@ -435,31 +478,6 @@ func (c *colAcc) addNum(f float64) {
 	if c.overflow {
 		c.nSketch.add(f)
 	}
-}
-
-// parseDate tries the layout that matched last, then the others, and
-// returns the matching layout and the time in Unix seconds.
-func (c *colAcc) parseDate(s string) (layout int, unix float64, ok bool) {
-	if c.dLayoutCount == nil {
-		c.dLayoutCount = make([]int64, len(dateLayouts))
-	}
-	try := func(i int) bool {
-		t, err := time.Parse(dateLayouts[i].layout, s)
-		if err != nil {
-			return false
-		}
-		layout, unix = i, float64(t.Unix())
-		return true
-	}
-	if c.dCur >= 0 && try(c.dCur) {
-		return layout, unix, true
-	}
-	for i := range dateLayouts {
-		if i != c.dCur && try(i) {
-			return layout, unix, true
-		}
-	}
-	return 0, 0, false
 }
 
 // textInfo sets the text flags and shape of a text value; a shape seen for
@@ -509,13 +527,39 @@ func (c *colAcc) textInfo(s string, vi *valInfo) {
 	c.shapeCounts = append(c.shapeCounts, 0)
 }
 
+// Long values are counted under a key that keeps their first keyHead
+// and last keyTail bytes around their hash, so the exact counter stays
+// bounded and a catalog can still show how a long value starts and ends.
+const (
+	keyHead = 120
+	keyTail = 40
+)
+
 // countKey shortens very long values so the exact counter stays bounded.
 func countKey(s string) string {
 	if len(s) <= maxKeyLen {
 		return s
 	}
 	h := hash64(unsafeBytes(s))
-	return s[:maxKeyLen-17] + "\x00" + strconv.FormatUint(h, 16)
+	head, tail := keyHead, len(s)-keyTail
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "\x00" + strconv.FormatUint(h, 16) + "\x00" + s[tail:]
+}
+
+// fullKey is the value a counted key stands for: the value itself, or
+// for a long value its start and end joined by "…" (shortened true).
+func fullKey(k string) (v string, shortened bool) {
+	i := strings.IndexByte(k, 0)
+	if i < 0 {
+		return k, false
+	}
+	j := strings.LastIndexByte(k, 0)
+	return k[:i] + "…" + k[j+1:], true
 }
 
 // count counts a value that add did not find among the exact counts.
@@ -541,13 +585,22 @@ func (c *colAcc) startOverflow() {
 	c.overflow = true
 	// Quantiles were exact, from the counts; from here on they come from
 	// KLL sketches, seeded with the exact counts in first-seen order.
-	c.nSketch, c.dSketch = newKLL(kllK), newKLL(kllK)
+	c.nSketch = newKLL(kllK)
 	for i, vi := range c.info {
 		switch vi.kind {
-		case kInt, kDec:
+		case kInt, kDec, kDecC:
 			c.nSketch.addWeighted(vi.f, c.counts[i])
 		case kDate:
-			c.dSketch.addWeighted(vi.f, c.counts[i])
+			for _, l := range [2]int8{vi.layout, vi.layout2} {
+				if l < 0 {
+					continue
+				}
+				if c.dSk[l] == nil {
+					c.dSk[l] = newKLL(kllK)
+				}
+				f, _ := dateValue(&vi, l)
+				c.dSk[l].addWeighted(f, c.counts[i])
+			}
 		}
 	}
 	c.hll = newHLL()
@@ -619,35 +672,26 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// sortedCounts returns the exact value counts, most frequent first, ties
-// by value, so the output is deterministic. Values are not yet clipped.
+// sortedCounts returns the value counts, most frequent first, ties by
+// value, so the output is deterministic. Counts of values counted exactly
+// are exact; after overflow, the heavy-hitter sketch's entries come with
+// a guaranteed range [Min, Count] (Approx).
 func (c *colAcc) sortedCounts() []ValueCount {
 	out := make([]ValueCount, 0, len(c.keys))
 	for i, k := range c.keys {
-		out = append(out, ValueCount{Value: fullKey(k), Count: c.counts[i]})
+		v, short := fullKey(k)
+		out = append(out, ValueCount{Value: v, Count: c.counts[i], Shortened: short})
 	}
 	if c.overflow {
 		for _, e := range c.ss.ent {
-			out = append(out, ValueCount{Value: fullKey(string(e.val)), Count: e.count, Approx: true})
+			v, short := fullKey(string(e.val))
+			vc := ValueCount{Value: v, Count: e.count, Shortened: short}
+			if e.err > 0 {
+				vc.Approx, vc.Min = true, e.count-e.err
+			}
+			out = append(out, vc)
 		}
 	}
 	sortCounts(out)
 	return out
-}
-
-// fullKey is the value a counted key keeps (its first maxKeyLen-17
-// bytes for a long value); catalogs are clipped for display by clipValues
-// only after masking has seen this much.
-func fullKey(k string) string {
-	if i := strings.IndexByte(k, 0); i >= 0 {
-		k = k[:i]
-	}
-	return k
-}
-
-// clipValues clips listed values to 40 characters for display.
-func clipValues(vs []ValueCount) {
-	for i := range vs {
-		vs[i].Value = clip(vs[i].Value, 40)
-	}
 }

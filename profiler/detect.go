@@ -732,7 +732,9 @@ func hintsOf(column string) (hints classSet, strongName, credential bool) {
 	} else if has("name", "customer", "contact", "client", "person", "employee", "patient", "owner", "author", "recipient", "sender", "holder") {
 		if !has("product", "company", "city", "country", "file", "item", "category", "brand", "street", "table",
 			"column", "host", "domain", "place", "region", "state", "team", "org", "organization", "store", "shop",
-			"project", "event", "model", "type", "field", "tag", "label", "group", "department", "dept") {
+			"project", "event", "model", "type", "field", "tag", "label", "group", "department", "dept",
+			"park", "facility", "bridge", "highway", "landmark", "agency", "borough", "venue", "school", "hospital",
+			"station", "airport", "building", "site", "location") {
 			hints |= setOf(ClassName)
 		}
 	}

@@ -22,9 +22,24 @@
 // (catalogs, sample rows, examples) that contains such data is replaced
 // by a mask like <email>. See Sensitive and the rule in sensitive.go.
 //
+// Types are ones an agent can act on: a date or timestamp column has one
+// layout, decided from all its values (MM/DD/YYYY hh:mm:ss AM, DD-MM-YYYY,
+// ...), and counts the values that layout does not parse; integers named
+// as codes (ZIP, precinct, id) are TypeCode, with a range and a catalog
+// but no mean; decimal commas parse; placeholder values (99999, -1,
+// Unspecified) are listed; pairs of columns that identify rows are
+// composite keys. Catalogs keep values as written, surrounding spaces
+// included. Past the exact counter, only values whose count range is
+// guaranteed are listed.
+//
 // A TableProfile renders as markdown within a token budget counted with
 // the cl100k_base tokenizer (Tokens, Counter), as JSON through its struct
-// tags, and as a complete memory file with front matter (SchemaFile).
+// tags, and as a complete memory file with front matter (SchemaFile). The
+// budget is spent per column: essentials for every column first, then
+// complete catalogs of up to 20 values, ranges, placeholders and
+// warnings, then counts, top values, means and quantiles, then lengths
+// and patterns, then sample rows. Every printed figure is exact or
+// correctly rounded (the fidelity test checks each against a reference).
 // Relate and RenderRelationships find join keys across sources.
 //
 // The package knows nothing of MCP, the memory store or where files are

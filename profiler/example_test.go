@@ -19,7 +19,7 @@ func ExampleProfile() {
 	}
 	// Output:
 	// 3 4 [id name when]
-	// id integer
+	// id code
 	// name categorical
 	// amount decimal
 	// when date
@@ -35,12 +35,12 @@ func ExampleSensitive() {
 	}
 	for _, c := range tp.Columns[:3] {
 		if s := c.Sensitive; s != nil {
-			fmt.Println(c.Name, s.Class, s.Share, s.Domains[:min(1, len(s.Domains))])
+			fmt.Println(c.Name, s.Class, s.Share, len(s.Domains))
 		}
 	}
 	fmt.Println(tp.Samples[0][2])
 	// Output:
-	// name name 1 []
-	// email email 1 [{mail.example 18 false}]
+	// name name 1 0
+	// email email 1 4
 	// <email>
 }

@@ -60,7 +60,7 @@ func TestProfile_BadInput(t *testing.T) {
 
 func TestFileSource_Formats(t *testing.T) {
 	tp := profileFile(t, "testdata/json-lines.jsonl")
-	if got, want := strings.Join(colNames(tp), ","), "id,tags,user.age,user.name,extra"; got != want {
+	if got, want := strings.Join(colNames(tp), ","), "id,user.name,user.age,tags,extra"; got != want {
 		t.Errorf("json columns = %s, want %s", got, want)
 	}
 	if got, want := col(tp, "extra").Nulls, int64(1); got != want {
@@ -127,7 +127,7 @@ func TestRESTSource(t *testing.T) {
 				http.Error(w, "no", http.StatusUnauthorized)
 				return
 			}
-			fmt.Fprint(w, `{"data":{"items":[{"id":1,"kind":"a"},{"id":2,"kind":"b"},{"id":3,"kind":"a"}]}}`)
+			fmt.Fprint(w, `{"data":{"items":[{"id":1,"kind":"a","at":{"z":1,"b":2}},{"id":2,"kind":"b"},{"id":3,"kind":"a"}]}}`)
 		case "/big":
 			fmt.Fprint(w, "["+strings.Repeat(`{"x":1},`, 10000)+`{"x":1}]`)
 		case "/slow":
@@ -152,6 +152,9 @@ func TestRESTSource(t *testing.T) {
 	}
 	if got, want := tp.Rows, int64(3); got != want {
 		t.Errorf("rows = %d, want %d", got, want)
+	}
+	if got, want := strings.Join(colNames(tp), ","), "id,kind,at.z,at.b"; got != want {
+		t.Errorf("columns %s, want %s (source order)", got, want)
 	}
 	for _, tc := range []struct {
 		name string

@@ -19,7 +19,7 @@ import (
 // into Arrow batches of string columns. Nested objects are flattened one
 // level with dotted names; deeper values and arrays become JSON text.
 type jsonReader struct {
-	next   func() (map[string]any, error) // io.EOF at the end
+	next   func() ([]field, error) // one record's flattened fields in source order; io.EOF at the end
 	format string
 	names  []string
 	index  map[string]int
@@ -56,51 +56,139 @@ func newJSONReader(r io.Reader, _ int) (*jsonReader, error) {
 		if _, err := dec.Token(); err != nil {
 			return nil, fmt.Errorf("profiler: invalid JSON: %w", err)
 		}
-		j.next = func() (map[string]any, error) {
+		j.next = func() ([]field, error) {
 			if !dec.More() {
 				return nil, io.EOF
 			}
 			return j.decodeOne(dec)
 		}
 	} else if first == '{' {
-		j.next = func() (map[string]any, error) { return j.decodeOne(dec) }
+		j.next = func() ([]field, error) { return j.decodeOne(dec) }
 	} else {
 		return nil, errors.New("profiler: JSON input must be an array of objects or JSON Lines (one object per line)")
 	}
 	return j, nil
 }
 
-func (j *jsonReader) decodeOne(dec *json.Decoder) (map[string]any, error) {
-	var v any
-	if err := dec.Decode(&v); err != nil {
+// field is one flattened column value of a JSON record.
+type field struct{ name, value string }
+
+func (j *jsonReader) decodeOne(dec *json.Decoder) ([]field, error) {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
 		return nil, fmt.Errorf("profiler: invalid JSON at byte %d: %w", dec.InputOffset(), err)
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		j.nonObj++
-		return map[string]any{"value": v}, nil
+	out, err := j.record(raw)
+	if err != nil {
+		return nil, fmt.Errorf("profiler: invalid JSON at byte %d: %w", dec.InputOffset(), err)
 	}
-	return m, nil
+	return out, nil
 }
 
-// newSliceJSONReader reads records already decoded (the REST case).
+// record flattens one raw record; a value that is not an object becomes
+// column "value".
+func (j *jsonReader) record(raw json.RawMessage) ([]field, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		j.nonObj++
+		return []field{{"value", scalarText(raw)}}, nil
+	}
+	var out []field
+	err := flattenRaw("", raw, &out, 0)
+	return out, err
+}
+
+// newRawJSONReader reads records kept as raw JSON (the REST case), so
+// columns come in the order their members appear.
+func newRawJSONReader(items []json.RawMessage) *jsonReader {
+	j := &jsonReader{index: map[string]int{}, format: "json"}
+	i := 0
+	j.next = func() ([]field, error) {
+		if i >= len(items) {
+			return nil, io.EOF
+		}
+		i++
+		return j.record(bytes.TrimSpace(items[i-1]))
+	}
+	return j
+}
+
+// flattenRaw appends the members of the JSON object raw in source order:
+// objects at the top level are flattened one level with dotted names,
+// deeper objects and arrays become compact JSON text, nulls are left out.
+func flattenRaw(prefix string, raw json.RawMessage, out *[]field, depth int) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // '{'
+		return err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := t.(string)
+		if prefix != "" {
+			name = prefix + "." + name
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		switch {
+		case len(v) == 0 || string(v) == "null":
+		case v[0] == '{' && depth == 0:
+			if err := flattenRaw(name, v, out, 1); err != nil {
+				return err
+			}
+		default:
+			*out = append(*out, field{name, scalarText(v)})
+		}
+	}
+	return nil
+}
+
+// scalarText is a JSON value as profiled text: strings unquoted, numbers
+// and booleans as written, objects and arrays as compact JSON.
+func scalarText(v json.RawMessage) string {
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) == nil {
+		return b.String()
+	}
+	return string(v)
+}
+
+// newSliceJSONReader reads records already decoded (the REST case); their
+// members come in name order, since a decoded object keeps no order.
 func newSliceJSONReader(items []any) *jsonReader {
 	j := &jsonReader{index: map[string]int{}, format: "json"}
 	i := 0
-	j.next = func() (map[string]any, error) {
+	j.next = func() ([]field, error) {
 		if i >= len(items) {
 			return nil, io.EOF
 		}
 		v := items[i]
 		i++
-		if m, ok := v.(map[string]any); ok {
-			return m, nil
+		m, ok := v.(map[string]any)
+		if !ok {
+			j.nonObj++
+			m = map[string]any{"value": v}
 		}
-		j.nonObj++
-		return map[string]any{"value": v}, nil
+		flat := map[string]string{}
+		flatten("", m, flat, 0)
+		out := make([]field, 0, len(flat))
+		for k, v := range flat {
+			out = append(out, field{k, v})
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
+		return out, nil
 	}
 	return j
 }
@@ -154,20 +242,15 @@ func (j *jsonReader) Next() bool {
 			j.err = err
 			return false
 		}
-		flat := map[string]string{}
-		flatten("", m, flat, 0)
-		// new columns in a stable order within the record
-		var fresh []string
-		for k, v := range flat {
-			size += len(v)
-			if _, ok := j.index[k]; !ok {
-				fresh = append(fresh, k)
+		// columns in the order they first appear
+		flat := make(map[string]string, len(m))
+		for _, f := range m {
+			size += len(f.value)
+			if _, ok := j.index[f.name]; !ok {
+				j.index[f.name] = len(j.names)
+				j.names = append(j.names, f.name)
 			}
-		}
-		sort.Strings(fresh)
-		for _, k := range fresh {
-			j.index[k] = len(j.names)
-			j.names = append(j.names, k)
+			flat[f.name] = f.value
 		}
 		rows = append(rows, flat)
 	}
@@ -208,5 +291,3 @@ func (j *jsonReader) Release() {
 		j.rec = nil
 	}
 }
-
-var _ = bytes.MinRead

@@ -44,8 +44,8 @@ func TestSQLSource_Postgres(t *testing.T) {
 		typ    string
 		nulls  int64
 	}{
-		{"id", TypeInteger, 0},
-		{"customer_id", TypeInteger, 0},
+		{"id", TypeCode, 0},
+		{"customer_id", TypeCode, 0},
 		{"region", TypeCategorical, 30},
 		{"amount", TypeDecimal, 0},
 		{"placed", TypeDate, 0},

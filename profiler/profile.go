@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,11 +23,15 @@ import (
 
 // Logical column types reported in ColumnProfile.Type.
 const (
-	TypeInteger     = "integer"
-	TypeDecimal     = "decimal"
-	TypeBoolean     = "boolean"
-	TypeDate        = "date"
-	TypeDateTime    = "datetime"
+	TypeInteger  = "integer"
+	TypeDecimal  = "decimal"
+	TypeBoolean  = "boolean"
+	TypeDate     = "date"
+	TypeDateTime = "datetime"
+	// TypeCode is an integer that names rather than measures: a ZIP or
+	// postal code, a precinct, an id (recognised by the column's name or
+	// leading zeros). It has a range and a catalog, no mean.
+	TypeCode        = "code"
 	TypeIdentifier  = "identifier"
 	TypeCategorical = "categorical"
 	TypeText        = "text"
@@ -68,46 +73,59 @@ func (o *Options) withDefaults() Options {
 // Sensitive) are described by shape only, and values holding such data
 // elsewhere are replaced by masks such as <email> or <card>.
 type TableProfile struct {
-	Name            string           `json:"name"`
-	Format          string           `json:"format,omitempty"`
-	Encoding        string           `json:"encoding,omitempty"`
-	Rows            int64            `json:"rows"`
-	Columns         []*ColumnProfile `json:"columns"`
-	CandidateKeys   []string         `json:"candidate_keys"`
-	KeysApprox      bool             `json:"keys_approx,omitempty"`
-	DuplicateRows   int64            `json:"duplicate_rows"`
-	DuplicatesLower bool             `json:"duplicates_lower_bound,omitempty"`
-	Samples         [][]string       `json:"samples"`
-	Warnings        []string         `json:"warnings,omitempty"`
-	Fingerprint     string           `json:"fingerprint"`
+	Name          string           `json:"name"`
+	Format        string           `json:"format,omitempty"`
+	Encoding      string           `json:"encoding,omitempty"`
+	Rows          int64            `json:"rows"`
+	Columns       []*ColumnProfile `json:"columns"`
+	CandidateKeys []string         `json:"candidate_keys"`
+	// CompositeKeys are pairs of columns that together identify every
+	// row while neither does alone.
+	CompositeKeys [][]string `json:"composite_keys,omitempty"`
+	// CompositeKeysApprox: beyond 524,288 rows a pair was checked only
+	// against the first 524,288 distinct pairs.
+	CompositeKeysApprox bool       `json:"composite_keys_approx,omitempty"`
+	KeysApprox          bool       `json:"keys_approx,omitempty"`
+	DuplicateRows       int64      `json:"duplicate_rows"`
+	DuplicatesLower     bool       `json:"duplicates_lower_bound,omitempty"`
+	Samples             [][]string `json:"samples"`
+	Warnings            []string   `json:"warnings,omitempty"`
+	Fingerprint         string     `json:"fingerprint"`
 }
 
 // ColumnProfile is the profile of one column.
 type ColumnProfile struct {
-	Name          string       `json:"name"`
-	Type          string       `json:"type"`
-	Format        string       `json:"format,omitempty"`
-	Count         int64        `json:"count"`
-	Nulls         int64        `json:"nulls"`
-	Empty         int64        `json:"empty"`
-	NullTokens    []string     `json:"null_tokens,omitempty"`
-	Distinct      int64        `json:"distinct"`
-	DistinctExact bool         `json:"distinct_exact"`
-	Unique        bool         `json:"unique"`
-	Numeric       *NumStats    `json:"numeric,omitempty"`
-	Dates         *DateStats   `json:"dates,omitempty"`
-	Lengths       *LengthStats `json:"lengths,omitempty"`
-	Patterns      []string     `json:"patterns,omitempty"`
-	Top           []ValueCount `json:"top,omitempty"`
-	Rare          []ValueCount `json:"rare,omitempty"`
-	OtherCount    int64        `json:"other_count,omitempty"`
-	Warnings      []string     `json:"warnings,omitempty"`
-	Join          *JoinSketch  `json:"join,omitempty"`
+	Name          string     `json:"name"`
+	Type          string     `json:"type"`
+	Format        string     `json:"format,omitempty"`
+	Count         int64      `json:"count"`
+	Nulls         int64      `json:"nulls"`
+	Empty         int64      `json:"empty"`
+	NullTokens    []string   `json:"null_tokens,omitempty"`
+	Distinct      int64      `json:"distinct"`
+	DistinctExact bool       `json:"distinct_exact"`
+	Unique        bool       `json:"unique"`
+	Numeric       *NumStats  `json:"numeric,omitempty"`
+	Dates         *DateStats `json:"dates,omitempty"`
+	// Range is the smallest and largest value of a code column.
+	Range      []string     `json:"range,omitempty"`
+	Lengths    *LengthStats `json:"lengths,omitempty"`
+	Patterns   []string     `json:"patterns,omitempty"`
+	Top        []ValueCount `json:"top,omitempty"`
+	Rare       []ValueCount `json:"rare,omitempty"`
+	OtherCount int64        `json:"other_count,omitempty"`
+	// Placeholders are values that stand for "unknown" (99999, 88888,
+	// -1, Unspecified) with their counts; they are included in every
+	// other figure.
+	Placeholders []ValueCount `json:"placeholders,omitempty"`
+	// Padded counts the values (not missing) written with surrounding
+	// whitespace, which catalogs keep as written.
+	Padded   int64       `json:"padded,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
+	Join     *JoinSketch `json:"join,omitempty"`
 	// Sensitive is set when the column holds personal data or secrets;
 	// the profile then holds no value of it (see Sensitive).
 	Sensitive *Sensitive `json:"sensitive,omitempty"`
-
-	padded int64
 }
 
 // NumStats summarises a numeric column. Quantiles are exact while the
@@ -144,12 +162,18 @@ type LengthStats struct {
 	Mean float64 `json:"mean"`
 }
 
-// ValueCount is a value and how often it occurs. Approx marks a count from
-// the heavy-hitter sketch (an upper bound) rather than an exact count.
+// ValueCount is a value and how often it occurs. Value is the exact
+// spelling, surrounding spaces included; a value longer than 200 bytes
+// keeps its start and end joined by "…" (Shortened). Approx marks a count
+// from the heavy-hitter sketch: the true count lies in [Min, Count].
 type ValueCount struct {
-	Value  string `json:"value"`
-	Count  int64  `json:"count"`
-	Approx bool   `json:"approx,omitempty"`
+	Value     string `json:"value"`
+	Count     int64  `json:"count"`
+	Approx    bool   `json:"approx,omitempty"`
+	Min       int64  `json:"min,omitempty"`
+	Shortened bool   `json:"shortened,omitempty"`
+
+	values int // distinct values merged into this one by a mask (0: one)
 }
 
 // JoinSketch is a bottom-k sample of a column's value hashes, used by
@@ -351,16 +375,10 @@ func (p *profileRun) finish() *TableProfile {
 			}
 		}
 	}
-	var padded []string
-	for _, c := range tp.Columns {
-		if c.padded > 0 {
-			padded = append(padded, c.Name)
-		}
-	}
-	if len(padded) > 0 {
-		tp.Warnings = append(tp.Warnings, fmt.Sprintf("surrounding whitespace trimmed in %d columns", len(padded)))
-	}
 	r := p.rows
+	pairs, approx := r.pairs.keys(len(p.cols))
+	tp.CompositeKeys = compositeKeys(tp, pairs)
+	tp.CompositeKeysApprox = approx && len(tp.CompositeKeys) > 0
 	tp.DuplicateRows = r.dups
 	tp.DuplicatesLower = r.capped
 	tp.Samples = r.pickSamples(len(p.cols))
@@ -416,7 +434,7 @@ func (c *colAcc) finish() *ColumnProfile {
 			}
 		}
 	}
-	cp.padded = c.padded
+	cp.Padded = c.padded
 	if nn == 0 {
 		cp.Type = TypeEmpty
 		return cp
@@ -429,28 +447,47 @@ func (c *colAcc) finish() *ColumnProfile {
 		return float64(s) / float64(nn)
 	}
 	const conform = 0.99
-	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kBool) >= conform)
+	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kDecC, kBool) >= conform)
+	code := isCodeName(c.name)
 	var main []kind
+	dateL := int8(-1)
 	switch {
-	case share(kInt) >= conform && c.lead0 == 0:
+	case share(kInt) >= conform && (c.lead0 == 0 || code):
 		cp.Type, main = TypeInteger, []kind{kInt}
+		if code || c.lead0 > 0 {
+			cp.Type = TypeCode
+		}
 	case share(kInt, kDec) >= conform && c.lead0 == 0:
 		cp.Type, main = TypeDecimal, []kind{kInt, kDec}
+	case share(kInt, kDecC) >= conform && c.kinds[kDecC] > 0 && c.lead0 == 0:
+		cp.Type, cp.Format, main = TypeDecimal, formatDecComma, []kind{kInt, kDecC}
+		if c.decC3 == c.kinds[kDecC] {
+			cp.Warnings = append(cp.Warnings, "every value has three digits after the comma: ',' may be a thousands separator")
+		}
 	case share(kBool) >= conform:
 		cp.Type, main = TypeBoolean, []kind{kBool}
 	case share(kDate) >= conform:
-		best := 0
-		for i, n := range c.dLayoutCount {
-			if n > c.dLayoutCount[best] {
-				best = i
-			}
-		}
+		l, n := c.dateLayoutChoice()
+		dateL = l
 		cp.Type = TypeDate
-		if dateLayouts[best].hasTime {
+		if dateLayouts[l].hasTime {
 			cp.Type = TypeDateTime
 		}
-		cp.Format = dateLayouts[best].display
+		cp.Format = dateLayouts[l].display
 		main = []kind{kDate}
+		if tw := dateLayouts[l].twin; tw >= 0 && c.dCount[tw] == n {
+			cp.Warnings = append(cp.Warnings, "day/month order ambiguous: every value also parses as "+dateLayouts[tw].display)
+		}
+		if bad := c.kinds[kDate] - n; bad > 0 {
+			w := fmt.Sprintf("%d values do not parse as %s", bad, cp.Format)
+			for _, e := range c.dExam {
+				if e.l1 != l && e.l2 != l && cls == ClassNone {
+					w += fmt.Sprintf(" (e.g. %q)", e.s)
+					break
+				}
+			}
+			cp.Warnings = append(cp.Warnings, w)
+		}
 	}
 	if main != nil {
 		// report values not of the main kind
@@ -490,16 +527,18 @@ func (c *colAcc) finish() *ColumnProfile {
 		}
 		st.Quantiles, st.QuantilesExact = c.numQuantiles()
 		cp.Numeric = st
+	case TypeCode:
+		cp.Range = []string{num(c.nMin, true), num(c.nMax, true)}
 	case TypeDate, TypeDateTime:
 		layout := "2006-01-02"
 		if cp.Type == TypeDateTime {
 			layout = "2006-01-02 15:04:05"
 		}
 		f := func(u float64) string { return time.Unix(int64(u), 0).UTC().Format(layout) }
-		ds := &DateStats{Min: f(c.dMin), Max: f(c.dMax)}
-		qs := c.exactQuantiles(kDate)
-		if c.overflow {
-			qs = c.dSketch.quantiles(QuantileRanks)
+		ds := &DateStats{Min: f(c.dMin[dateL]), Max: f(c.dMax[dateL])}
+		qs := c.exactDateQuantiles(dateL)
+		if c.overflow && c.dSk[dateL] != nil {
+			qs = c.dSk[dateL].quantiles(QuantileRanks)
 		}
 		for _, v := range qs {
 			ds.Quantiles = append(ds.Quantiles, f(v))
@@ -509,12 +548,23 @@ func (c *colAcc) finish() *ColumnProfile {
 	if c.lenMax > 0 {
 		cp.Lengths = &LengthStats{Min: c.lenMin, Max: c.lenMax, Mean: round(float64(c.lenSum)/float64(nn), 1)}
 	}
-	if cp.Type == TypeIdentifier || cp.Type == TypeCategorical || cp.Type == TypeText {
+	if cp.Type == TypeIdentifier || cp.Type == TypeCategorical || cp.Type == TypeText || cp.Type == TypeCode {
 		cp.Patterns = c.patterns(nn)
 	}
-	if cp.Type == TypeCategorical || cp.Type == TypeBoolean || cp.Type == TypeText || cp.Type == TypeIdentifier {
-		c.catalog(cp, sc, nn)
+	if cls == ClassNone && len(sc) <= 2000 {
+		// mask before choosing what to list, so a mask's count is whole
+		sc = maskCounts(sc)
 	}
+	switch cp.Type {
+	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
+		c.catalog(cp, sc, nn)
+	case TypeInteger, TypeDecimal, TypeDate, TypeDateTime:
+		// a short catalog is worth listing whatever the type
+		if !c.overflow && len(sc) <= catalogTop {
+			cp.Top = sc
+		}
+	}
+	cp.Placeholders = placeholders(cp, sc)
 	if cp.Type != TypeDecimal && cp.Type != TypeText && cp.Type != TypeBoolean {
 		js := &JoinSketch{Exact: !c.overflow || !c.join.full()}
 		if !c.overflow {
@@ -528,8 +578,7 @@ func (c *colAcc) finish() *ColumnProfile {
 		withhold(cp, c.pii.summary(cls, clsShare, nn))
 	} else {
 		maskCatalog(cp)
-		clipValues(cp.Top)
-		clipValues(cp.Rare)
+		cp.Placeholders = maskCounts(cp.Placeholders)
 	}
 	return cp
 }
@@ -557,7 +606,7 @@ func round(v float64, d int) float64 {
 func (c *colAcc) numQuantiles() ([]Quantile, bool) {
 	var out []Quantile
 	if !c.overflow {
-		for i, v := range c.exactQuantiles(kInt, kDec) {
+		for i, v := range c.exactQuantiles(kInt, kDec, kDecC) {
 			out = append(out, Quantile{QuantileRanks[i], v})
 		}
 		return out, true
@@ -571,30 +620,38 @@ func (c *colAcc) numQuantiles() ([]Quantile, bool) {
 // exactQuantiles computes the values at QuantileRanks from the exact counts
 // of the values of the given kinds (nil when there are none).
 func (c *colAcc) exactQuantiles(kinds ...kind) []float64 {
+	return c.quantilesOf(func(vi *valInfo) (float64, bool) { return vi.f, slices.Contains(kinds, vi.kind) })
+}
+
+// exactDateQuantiles computes the date quantiles under layout l.
+func (c *colAcc) exactDateQuantiles(l int8) []float64 {
+	return c.quantilesOf(func(vi *valInfo) (float64, bool) {
+		if vi.kind != kDate {
+			return 0, false
+		}
+		return dateValue(vi, l)
+	})
+}
+
+// quantilesOf computes the values at QuantileRanks over the exactly
+// counted values for which val reports a number.
+func (c *colAcc) quantilesOf(val func(*valInfo) (float64, bool)) []float64 {
 	type vc struct {
 		v float64
 		n int64
 	}
 	var vs []vc
 	var total int64
-	for i, vi := range c.info {
-		if slices.Contains(kinds, vi.kind) {
-			vs = append(vs, vc{vi.f, c.counts[i]})
+	for i := range c.info {
+		if v, ok := val(&c.info[i]); ok {
+			vs = append(vs, vc{v, c.counts[i]})
 			total += c.counts[i]
 		}
 	}
 	if total == 0 {
 		return nil
 	}
-	slices.SortFunc(vs, func(a, b vc) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(vs, func(a, b vc) int { return cmp.Compare(a.v, b.v) })
 	var out []float64
 	for _, q := range QuantileRanks {
 		target := max(int64(math.Ceil(q*float64(total))), 1)
@@ -648,31 +705,52 @@ func (c *colAcc) patterns(nn int64) []string {
 	return out
 }
 
-// catalog fills Top, Rare and OtherCount. Up to 30 values are listed in
-// full; beyond, the 20 most frequent and the 10 rarest.
+// catalogMax is the longest catalog kept complete; a column with more
+// distinct values keeps its catalogTop most frequent and up to rareMax
+// rare values.
+const (
+	catalogMax = 30
+	catalogTop = 20
+	rareMax    = 5
+)
+
+// catalog fills Top, Rare and OtherCount from the value counts sc.
+//
+// With exact counts, a catalog of at most catalogMax values is kept
+// whole; a longer one keeps its most frequent values and, as Rare, its
+// rarest ones when they hold at most 1% of the rows. Unique columns of
+// more than catalogTop values list nothing, free text only values that
+// repeat.
+//
+// After overflow, Top holds only values whose count is guaranteed: a
+// listed value's lower bound is at least the upper bound of every value
+// not listed, so no unlisted value can be more frequent. OtherCount is
+// then 0 (unknown).
 func (c *colAcc) catalog(cp *ColumnProfile, sc []ValueCount, nn int64) {
-	if cp.Type == TypeIdentifier && cp.Unique || cp.Type == TypeText && cp.Distinct > 30 {
-		// unique or free text: only values repeated at least twice are worth naming
-		var top []ValueCount
-		for _, v := range sc[:min(5, len(sc))] {
-			if v.Count > 1 {
-				top = append(top, v)
-			}
-		}
-		cp.Top = top
+	if c.overflow {
+		cp.Top = guaranteedTop(sc, c.ss, catalogTop)
 		return
 	}
-	if len(sc) <= 30 && !c.overflow {
+	switch {
+	case cp.Unique && len(sc) > catalogTop:
+		return
+	case len(sc) <= catalogMax:
 		cp.Top = sc
 		return
-	}
-	cp.Top = sc[:min(20, len(sc))]
-	if !c.overflow && len(sc) > 20 {
-		rest := sc[20:]
-		n := min(10, len(rest))
-		rare := slices.Clone(rest[len(rest)-n:])
-		slices.Reverse(rare)
-		cp.Rare = rare
+	case cp.Type == TypeText || cp.Type == TypeIdentifier:
+		for _, v := range sc[:catalogTop] {
+			if v.Count > 1 {
+				cp.Top = append(cp.Top, v)
+			}
+		}
+	default:
+		cp.Top = sc[:catalogTop]
+		for i := len(sc) - 1; i >= catalogTop && len(cp.Rare) < rareMax; i-- {
+			if sc[i].Count*100 > nn {
+				break
+			}
+			cp.Rare = append(cp.Rare, sc[i])
+		}
 	}
 	var listed int64
 	for _, v := range cp.Top {
@@ -684,6 +762,67 @@ func (c *colAcc) catalog(cp *ColumnProfile, sc []ValueCount, nn int64) {
 	cp.OtherCount = max(nn-listed, 0)
 }
 
+// guaranteedTop returns, from counts that are exact or ranges [Min,
+// Count], the longest prefix (at most k) of values by lower bound such
+// that each listed value's lower bound is at least the upper bound of
+// every value not listed, including values the sketch does not monitor
+// (at most its minimum count once it is full).
+func guaranteedTop(sc []ValueCount, ss *spaceSaving, k int) []ValueCount {
+	lo := lowerBound
+	vs := slices.Clone(sc)
+	slices.SortStableFunc(vs, func(a, b ValueCount) int { return cmp.Compare(lo(b), lo(a)) })
+	var unmonitored int64
+	if len(ss.ent) == ss.cap && len(ss.counts) > 0 {
+		unmonitored = ss.counts[0]
+	}
+	// suffix maximum of the upper bounds
+	suf := make([]int64, len(vs)+1)
+	suf[len(vs)] = unmonitored
+	for i := len(vs) - 1; i >= 0; i-- {
+		suf[i] = max(suf[i+1], vs[i].Count)
+	}
+	var out []ValueCount
+	for i, v := range vs {
+		if i >= k || lo(v) < suf[i+1] || lo(v) < 2 {
+			break
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// compositeKeys names the pairs that identify rows: no column of a pair
+// is a key alone or a decimal, text or empty column; at most two pairs,
+// fewest combinations first. Below minKeyRows rows a unique pair is too
+// likely a coincidence to report.
+func compositeKeys(tp *TableProfile, pairs [][2]int) [][]string {
+	if tp.Rows < minKeyRows {
+		return nil
+	}
+	ok := func(c *ColumnProfile) bool {
+		switch c.Type {
+		case TypeDecimal, TypeText, TypeEmpty:
+			return false
+		}
+		return !c.Unique
+	}
+	var out [][2]int
+	for _, pr := range pairs {
+		if pr[1] < len(tp.Columns) && ok(tp.Columns[pr[0]]) && ok(tp.Columns[pr[1]]) {
+			out = append(out, pr)
+		}
+	}
+	size := func(pr [2]int) int64 { return tp.Columns[pr[0]].Distinct * tp.Columns[pr[1]].Distinct }
+	slices.SortStableFunc(out, func(a, b [2]int) int { return cmp.Compare(size(a), size(b)) })
+	var names [][]string
+	for _, pr := range out[:min(2, len(out))] {
+		names = append(names, []string{tp.Columns[pr[0]].Name, tp.Columns[pr[1]].Name})
+	}
+	return names
+}
+
+const minKeyRows = 100
+
 // rowAcc computes row-level facts: duplicate rows, the content
 // fingerprint and sample candidates.
 type rowAcc struct {
@@ -694,6 +833,7 @@ type rowAcc struct {
 	fpHash uint64
 	cands  [][]string
 	hs     []uint64
+	pairs  pairAcc
 }
 
 const (
@@ -721,19 +861,42 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 			continue
 		}
 		s, isStr := a.(*array.String)
+		keep := r.pairs.store(ci, n)
+		var dst []uint64
+		if keep > 0 {
+			dst = r.pairs.slot(ci, n)
+		}
 		for i := range hs {
 			var v uint64
 			switch {
 			case a.IsNull(i):
 				v = salt * 0x51afd7ed558ccd
+				if i < keep {
+					dst = append(dst, 0)
+				}
 			case isStr:
-				v = hash64(unsafeBytes(trimSpace(s.Value(i))))
+				t := trimSpace(s.Value(i))
+				v = hash64(unsafeBytes(t))
+				if i < keep {
+					if missing(t) {
+						dst = append(dst, 0)
+					} else {
+						dst = append(dst, v|1)
+					}
+				}
 			default:
 				v = hash64([]byte(valueString(a, i)))
+				if i < keep {
+					dst = append(dst, v|1)
+				}
 			}
 			hs[i] = mix64(hs[i]^salt, v)
 		}
+		if keep > 0 {
+			r.pairs.put(ci, dst)
+		}
 	}
+	r.pairs.end(cols, n)
 	for i, h := range hs {
 		r.fpHash = mix64(r.fpHash, h)
 		dup, refused := r.set.insert(h)

@@ -52,7 +52,7 @@ func relate(an string, a *ColumnProfile, bn string, b *ColumnProfile) (Relations
 	if a.Join == nil || b.Join == nil || !b.Unique || len(a.Join.Hashes) == 0 {
 		return Relationship{}, false
 	}
-	if (a.Type == TypeInteger) != (b.Type == TypeInteger) {
+	if intLike(a.Type) != intLike(b.Type) {
 		return Relationship{}, false
 	}
 	// the key side must not be the referencing side of a 1:1 pair twice
@@ -64,7 +64,7 @@ func relate(an string, a *ColumnProfile, bn string, b *ColumnProfile) (Relations
 		return Relationship{}, false
 	}
 	nm := nameMatch(a.Name, bn, b.Name)
-	if nm == 0 && (a.Type == TypeInteger || cont < 0.99 || a.Distinct < 20) {
+	if nm == 0 && (intLike(a.Type) || cont < 0.99 || a.Distinct < 20) {
 		return Relationship{}, false
 	}
 	card := "many-to-one"
@@ -161,3 +161,6 @@ func RenderRelationships(rels []Relationship) string {
 	}
 	return b.String()
 }
+
+// intLike reports whether a column type holds integers (measures or codes).
+func intLike(t string) bool { return t == TypeInteger || t == TypeCode }

@@ -91,6 +91,9 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 		return nil, err
 	}
 	jr := newSliceJSONReader(items)
+	if raws, ok := rawRecords(body, s.RecordsPath); ok && len(raws) == len(items) {
+		jr = newRawJSONReader(raws)
+	}
 	name := strings.Trim(req.URL.Path, "/")
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
@@ -139,6 +142,42 @@ func recordsAt(doc any, path string) ([]any, error) {
 		}
 	}
 	return nil, fmt.Errorf("profiler: records path %q does not lead to an array", path)
+}
+
+// rawRecords finds the records as recordsAt does, but keeps each one as
+// raw JSON so its members keep their order.
+func rawRecords(body []byte, path string) ([]json.RawMessage, bool) {
+	var cur json.RawMessage = body
+	if path != "" {
+		for _, part := range strings.Split(path, ".") {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(cur, &m) != nil {
+				return nil, false
+			}
+			var ok bool
+			if cur, ok = m[part]; !ok {
+				return nil, false
+			}
+		}
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(cur, &arr) == nil {
+		return arr, true
+	}
+	var m map[string]json.RawMessage
+	if path != "" || json.Unmarshal(cur, &m) != nil {
+		return nil, false
+	}
+	found := false
+	for _, v := range m {
+		if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '[' {
+			if found {
+				return nil, false
+			}
+			found = json.Unmarshal(v, &arr) == nil
+		}
+	}
+	return arr, found
 }
 
 var _ Source = RESTSource{}

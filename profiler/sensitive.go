@@ -445,7 +445,28 @@ func nameAfter(words []string) bool {
 	if len(words) > 1 && isParticle(words[0]) {
 		words = words[1:]
 	}
+	// capitalised words ending in a word for a place or an organisation
+	// name that, not a person: Henry Hudson Pkwy, Control Board
+	for _, w := range words[:min(3, len(words))] {
+		w = strings.TrimRight(w, ".:!?,)")
+		if placeWords[strings.ToLower(w)] {
+			return false
+		}
+		if !nameWord(w) {
+			break
+		}
+	}
 	return nameWord(strings.TrimRight(words[0], ".:!?"))
+}
+
+// placeWords end the names of places and organisations.
+var placeWords = map[string]bool{
+	"board": true, "department": true, "council": true, "commission": true, "authority": true, "agency": true,
+	"park": true, "pkwy": true, "parkway": true, "expwy": true, "expressway": true, "bridge": true, "tunnel": true,
+	"street": true, "st": true, "avenue": true, "ave": true, "road": true, "rd": true, "boulevard": true, "blvd": true,
+	"highway": true, "hwy": true, "drive": true, "dr": true, "square": true, "plaza": true, "station": true,
+	"airport": true, "hospital": true, "school": true, "university": true, "college": true, "center": true,
+	"centre": true, "company": true, "corporation": true, "inc": true, "ltd": true, "llc": true, "bank": true,
 }
 
 // groupStart reports whether w can begin a number written in groups:
@@ -526,8 +547,13 @@ func maskCounts(vs []ValueCount) []ValueCount {
 			changed = true
 			v.Value = m
 			if i, ok := at[m]; ok {
+				out[i].values = max(out[i].values, 1) + max(v.values, 1)
+				lo := lowerBound(out[i]) + lowerBound(v)
 				out[i].Count += v.Count
 				out[i].Approx = out[i].Approx || v.Approx
+				if out[i].Approx {
+					out[i].Min = lo
+				}
 				continue
 			}
 			at[m] = len(out)
@@ -539,4 +565,12 @@ func maskCounts(vs []ValueCount) []ValueCount {
 	}
 	sortCounts(out)
 	return out
+}
+
+// lowerBound is the least count v can stand for.
+func lowerBound(v ValueCount) int64 {
+	if v.Approx {
+		return v.Min
+	}
+	return v.Count
 }

@@ -485,3 +485,9 @@ func (t *posTable) each(fn func(h uint64, v int32)) {
 		}
 	}
 }
+
+// reset empties the set, keeping its slots.
+func (s *u64set) reset() {
+	clear(s.slots)
+	s.n = 0
+}

@@ -1,0 +1,204 @@
+package profiler
+
+import "time"
+
+// dateLayout is one date or timestamp layout the profiler recognises.
+// Month and day fields are written unpadded (1/2/2006) because Go's
+// parser then accepts both 02/08 and 2/8.
+type dateLayout struct {
+	layout  string
+	display string
+	hasTime bool
+	// twin is the index of the same layout with day and month swapped, or -1.
+	twin int8
+}
+
+// dateLayouts are tried by family (see dateFamily). A column's layout is
+// decided once, from all its values, in colAcc.finish: the layout that
+// parses the most values wins (ties go to the earlier entry), and the
+// values it does not parse are counted.
+var dateLayouts = []dateLayout{
+	// 0: ISO family (four-digit year, then '-')
+	{"2006-01-02", "YYYY-MM-DD", false, -1},
+	{time.RFC3339, "RFC 3339", true, -1},
+	{"2006-01-02T15:04:05", "YYYY-MM-DDTHH:mm:ss", true, -1},
+	{"2006-01-02 15:04:05", "YYYY-MM-DD HH:mm:ss", true, -1},
+	{"2006-01-02 15:04:05Z07:00", "YYYY-MM-DD HH:mm:ssZ", true, -1},
+	{"2006-01-02 15:04", "YYYY-MM-DD HH:mm", true, -1},
+	// 6: four-digit year, then '/'
+	{"2006/01/02", "YYYY/MM/DD", false, -1},
+	{"2006/01/02 15:04:05", "YYYY/MM/DD HH:mm:ss", true, -1},
+	// 8: day or month first, '/': month first wins a tie
+	{"1/2/2006", "MM/DD/YYYY", false, 9},
+	{"2/1/2006", "DD/MM/YYYY", false, 8},
+	{"1/2/2006 15:04:05", "MM/DD/YYYY HH:mm:ss", true, 11},
+	{"2/1/2006 15:04:05", "DD/MM/YYYY HH:mm:ss", true, 10},
+	{"1/2/2006 15:04", "MM/DD/YYYY HH:mm", true, 13},
+	{"2/1/2006 15:04", "DD/MM/YYYY HH:mm", true, 12},
+	{"1/2/2006 3:04:05 PM", "MM/DD/YYYY hh:mm:ss AM", true, 15},
+	{"2/1/2006 3:04:05 PM", "DD/MM/YYYY hh:mm:ss AM", true, 14},
+	{"1/2/2006 3:04 PM", "MM/DD/YYYY hh:mm AM", true, 17},
+	{"2/1/2006 3:04 PM", "DD/MM/YYYY hh:mm AM", true, 16},
+	// 18: day or month first, '-': day first wins a tie
+	{"2-1-2006", "DD-MM-YYYY", false, 19},
+	{"1-2-2006", "MM-DD-YYYY", false, 18},
+	{"2-1-2006 15:04:05", "DD-MM-YYYY HH:mm:ss", true, 21},
+	{"1-2-2006 15:04:05", "MM-DD-YYYY HH:mm:ss", true, 20},
+	{"2-Jan-2006", "DD-Mon-YYYY", false, -1},
+	// 23: '.'
+	{"2.1.2006", "DD.MM.YYYY", false, -1},
+	{"2.1.2006 15:04:05", "DD.MM.YYYY HH:mm:ss", true, -1},
+	{"2.1.2006 15:04", "DD.MM.YYYY HH:mm", true, -1},
+	// 26: time of day
+	{"15:04:05", "HH:mm:ss", true, -1},
+	{"15:04", "HH:mm", true, -1},
+}
+
+// dateFamilies are the index ranges of dateLayouts by leading shape.
+var (
+	famISO      = []int8{0, 1, 2, 3, 4, 5}
+	famYearSl   = []int8{6, 7}
+	famSlash    = []int8{8, 9, 10, 11, 12, 13, 14, 15, 16, 17}
+	famDash     = []int8{18, 19, 20, 21, 22}
+	famDot      = []int8{23, 24, 25}
+	famTime     = []int8{26, 27}
+	maxDateExam = 8
+)
+
+// dateFamily returns the layouts worth trying for s, from its first run
+// of digits and the separator after it.
+func dateFamily(s string) []int8 {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 || n == len(s) {
+		return nil
+	}
+	switch sep := s[n]; {
+	case n == 4 && sep == '-':
+		return famISO
+	case n == 4 && sep == '/':
+		return famYearSl
+	case n > 2:
+		return nil
+	case sep == '/':
+		return famSlash
+	case sep == '-':
+		return famDash
+	case sep == '.':
+		return famDot
+	case sep == ':':
+		return famTime
+	}
+	return nil
+}
+
+func parseLayout(i int8, s string) (float64, bool) {
+	t, err := time.Parse(dateLayouts[i].layout, s)
+	if err != nil {
+		return 0, false
+	}
+	return float64(t.Unix()), true
+}
+
+// parseDate finds the layouts that parse s: the first one of its family
+// that does (the last layout that worked is tried first), and that
+// layout's day/month twin. It sets vi.layout, vi.f and, when the twin
+// parses too, vi.layout2 and vi.f2.
+func (c *colAcc) parseDate(s string, vi *valInfo) bool {
+	fam := dateFamily(s)
+	if fam == nil {
+		return false
+	}
+	vi.layout, vi.layout2 = -1, -1
+	found := int8(-1)
+	if c.dCur >= 0 {
+		for _, i := range fam {
+			if i == c.dCur {
+				if f, ok := parseLayout(i, s); ok {
+					found, vi.f = i, f
+				}
+				break
+			}
+		}
+	}
+	if found < 0 {
+		for _, i := range fam {
+			if i == c.dCur {
+				continue
+			}
+			if f, ok := parseLayout(i, s); ok {
+				found, vi.f = i, f
+				break
+			}
+		}
+	}
+	if found < 0 {
+		return false
+	}
+	c.dCur = found
+	vi.layout = found
+	if tw := dateLayouts[found].twin; tw >= 0 {
+		if f, ok := parseLayout(tw, s); ok {
+			vi.layout2, vi.f2 = tw, f
+		}
+	}
+	if len(c.dExam) < maxDateExam {
+		c.dExam = append(c.dExam, dateExample{s: clip(s, 40), l1: vi.layout, l2: vi.layout2})
+	}
+	return true
+}
+
+// dateExample is a date value seen early and the layouts that parse it,
+// kept to name a value that the column's layout does not parse.
+type dateExample struct {
+	s      string
+	l1, l2 int8
+}
+
+// addDate counts one occurrence of a date parsed as f under layout l.
+func (c *colAcc) addDate(l int8, f float64) {
+	if c.dCount == nil {
+		n := len(dateLayouts)
+		c.dCount = make([]int64, n)
+		c.dMin, c.dMax = make([]float64, n), make([]float64, n)
+		c.dSk = make([]*kll, n)
+	}
+	if c.dCount[l] == 0 || f < c.dMin[l] {
+		c.dMin[l] = f
+	}
+	if c.dCount[l] == 0 || f > c.dMax[l] {
+		c.dMax[l] = f
+	}
+	c.dCount[l]++
+	if c.overflow {
+		if c.dSk[l] == nil {
+			c.dSk[l] = newKLL(kllK)
+		}
+		c.dSk[l].add(f)
+	}
+}
+
+// dateLayoutChoice returns the layout parsing the most values and the
+// number it parses.
+func (c *colAcc) dateLayoutChoice() (int8, int64) {
+	best := int8(0)
+	for i, n := range c.dCount {
+		if n > c.dCount[best] {
+			best = int8(i)
+		}
+	}
+	return best, c.dCount[best]
+}
+
+// dateValue is vi's date under layout l.
+func dateValue(vi *valInfo, l int8) (float64, bool) {
+	switch l {
+	case vi.layout:
+		return vi.f, true
+	case vi.layout2:
+		return vi.f2, true
+	}
+	return 0, false
+}
