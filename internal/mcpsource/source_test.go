@@ -503,7 +503,7 @@ func TestSource_Profile(t *testing.T) {
 	for _, c := range p.Columns {
 		types[c.Name] = c.Type
 	}
-	want := map[string]string{"id": profiler.TypeInteger, "amount": profiler.TypeDecimal, "region.name": profiler.TypeCategorical}
+	want := map[string]string{"id": profiler.TypeCode, "amount": profiler.TypeDecimal, "region.name": profiler.TypeCategorical}
 	for name, typ := range want {
 		if types[name] != typ {
 			t.Errorf("column %s: type %q; want %q (all: %v)", name, types[name], typ, types)
