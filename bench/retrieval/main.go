@@ -204,7 +204,7 @@ func evalVariant(ctx context.Context, home, dbPath string, v variant, set devset
 	if err != nil {
 		return report{}, err
 	}
-	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log})
+	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log, MinSimilarity: v.floor})
 	if err != nil {
 		idx.Close()
 		return report{}, err
@@ -386,8 +386,21 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 		return cmp.Or(cmp.Compare(rank(a.name), rank(b.name)), strings.Compare(a.name, b.name))
 	})
 	width := 0
-	for _, r := range reports {
+	ref := -1 // the report without a relevance floor, to count what a floor loses
+	for k, r := range reports {
 		width = max(width, len(r.name))
+		if r.name == "no-floor" {
+			ref = k
+		}
+	}
+	lost := func(r report) int {
+		n := 0
+		for i, res := range r.results {
+			if len(res.ranks) > 0 && res.recall(10) < reports[ref].results[i].recall(10) {
+				n++
+			}
+		}
+		return n
 	}
 	for _, g := range groups {
 		if g.name == "nonsense" {
@@ -402,7 +415,11 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 			}
 			m := summarise(rs)
 			if g.name == "nonsense" {
-				fmt.Fprintf(out, "  %-*s  %.3f\n", width, r.name, m.anyHits)
+				fmt.Fprintf(out, "  %-*s  %.3f", width, r.name, m.anyHits)
+				if ref >= 0 {
+					fmt.Fprintf(out, "  (labelled queries losing a top-10 relevant hit against no-floor: %d)", lost(r))
+				}
+				fmt.Fprintln(out)
 				continue
 			}
 			fmt.Fprintf(out, "  %-*s  %6.3f %6.3f %6.3f %6.3f %7.3f %8s %8s\n", width, r.name, m.r1, m.r5, m.r10, m.mrr, m.ndcg,

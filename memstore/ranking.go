@@ -1,0 +1,39 @@
+package memstore
+
+// Ranking holds the parameters of the hybrid ranking every index backend
+// computes, so that backends given the same parameters return the same
+// hits.
+//
+// The full-text score of a chunk is BM25F over its terms (Terms): each
+// field's term frequency is normalised by the field's length against the
+// index's average, weighted (heading HeadingWeight, workspace and file name
+// PathWeight, text 1), summed, and saturated with K1; the inverse document
+// frequency comes from the index's own statistics. A chunk also takes
+// Neighbour times the best full-text score of the chunks just before and
+// after it in its file, so that an answer that shares few words with the
+// question ranks beside the turn that asked it.
+//
+// The two rankings, full text and vector similarity, are fused by weighted
+// reciprocal rank fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank),
+// where w is VectorWeight when the index knows every term of the query and
+// UnknownVectorWeight when it does not: a lexical vector (the built-in
+// embedder's) mostly repeats what full text found, and earns its place
+// where exact words fail, for typos, word fragments and words the memory
+// does not use.
+type Ranking struct {
+	K1            float64 // BM25 term-frequency saturation
+	B             float64 // BM25 length normalisation, 0..1
+	HeadingWeight float64 // weight of the heading field (text is 1)
+	PathWeight    float64 // weight of the workspace and file name field
+	Neighbour     float64 // share of the best adjacent chunk's full-text score added to a chunk's
+	VectorWeight  float64 // weight of the vector ranking in the fusion (full text is 1)
+	// UnknownVectorWeight replaces VectorWeight for queries holding a term
+	// no chunk contains.
+	UnknownVectorWeight float64
+}
+
+// DefaultRanking returns the ranking selmem ships, chosen with
+// bench/retrieval's ablations.
+func DefaultRanking() Ranking {
+	return Ranking{K1: 1.2, B: 0.75, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.3, VectorWeight: 0, UnknownVectorWeight: 0.25}
+}
