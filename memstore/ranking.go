@@ -1,5 +1,7 @@
 package memstore
 
+import "strings"
+
 // Ranking holds the parameters of the hybrid ranking every index backend
 // computes, so that backends given the same parameters return the same
 // hits.
@@ -36,4 +38,26 @@ type Ranking struct {
 // bench/retrieval's ablations.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 1.2, B: 0.75, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.3, VectorWeight: 0, UnknownVectorWeight: 0.25}
+}
+
+// Fields of a chunk that the full-text ranking weighs separately.
+const (
+	FieldHeading = iota // the heading path
+	FieldPath           // workspace and file: Context without the heading
+	FieldText           // the section's text
+	NumFields
+)
+
+// ChunkFields splits a chunk into the texts of its ranking fields.
+func ChunkFields(heading, context, text string) [NumFields]string {
+	path := context
+	if heading != "" {
+		path = strings.TrimSuffix(context, headingSep+heading)
+	}
+	return [NumFields]string{heading, path, text}
+}
+
+// FieldWeights returns the weights of the fields, by Field constant.
+func (r *Ranking) FieldWeights() [NumFields]float64 {
+	return [NumFields]float64{r.HeadingWeight, r.PathWeight, 1}
 }

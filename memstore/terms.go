@@ -3,6 +3,7 @@ package memstore
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
@@ -71,4 +72,38 @@ func Stem(w string) string {
 		return w
 	}
 	return english.Stem(w, false)
+}
+
+// editAlphabet are the letters EditVariants inserts and substitutes.
+const editAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// EditVariants returns the distinct strings one edit away from w that keep
+// its first byte: a byte dropped, two adjacent bytes swapped, or a letter
+// or digit of editAlphabet inserted or substituted, valid UTF-8 only. Both
+// index backends look typos up with them, so that they agree on which
+// indexed words a misspelt query word stands for.
+func EditVariants(w string) []string {
+	seen := map[string]bool{w: true}
+	var out []string
+	add := func(v string) {
+		if !seen[v] && len(v) > 0 && v[0] == w[0] && utf8.ValidString(v) {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for i := 1; i <= len(w); i++ {
+		if i < len(w) {
+			add(w[:i] + w[i+1:])
+			if i+1 < len(w) {
+				add(w[:i] + string(w[i+1]) + string(w[i]) + w[i+2:])
+			}
+			for _, c := range []byte(editAlphabet) {
+				add(w[:i] + string(c) + w[i+1:])
+			}
+		}
+		for _, c := range []byte(editAlphabet) {
+			add(w[:i] + string(c) + w[i:])
+		}
+	}
+	return out
 }

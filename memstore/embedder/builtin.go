@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-
 	"github.com/selmem/selmem/memstore"
 )
 

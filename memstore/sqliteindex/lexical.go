@@ -9,13 +9,8 @@ import (
 	"github.com/selmem/selmem/memstore"
 )
 
-// Fields of a chunk that the full-text ranking weighs separately.
-const (
-	fieldHeading = iota // the heading path
-	fieldPath           // workspace and file: Context without the heading
-	fieldText           // the section's text
-	nFields
-)
+// nFields is the number of ranking fields of a chunk.
+const nFields = memstore.NumFields
 
 // posting is one chunk's occurrences of a term, per field (saturated at
 // 255).
@@ -31,14 +26,14 @@ type posting struct {
 type lexicon struct {
 	ids    map[string]int32
 	terms  []string
-	words  map[byte][]wordTerm // the indexed words by first byte, for fuzzy matching
+	words  map[byte][]wordTerm // the indexed words by first byte, for prefix matching
+	wordOf map[string]int32    // the term of every indexed word
 	post   [][]posting         // by term id, rows ascending
 	df     []int32             // live rows holding the term
 	fwd    [][]int32           // by row: its distinct term ids
 	lens   [][nFields]uint16
 	sumLen [nFields]float64 // over live rows
 	live   int
-	seen   map[string]bool // words in words
 }
 
 // wordTerm is an indexed word and its term.
@@ -48,16 +43,12 @@ type wordTerm struct {
 }
 
 func newLexicon(capacity int) *lexicon {
-	return &lexicon{ids: make(map[string]int32), words: make(map[byte][]wordTerm), seen: make(map[string]bool), fwd: make([][]int32, 0, capacity), lens: make([][nFields]uint16, 0, capacity)}
+	return &lexicon{ids: make(map[string]int32), words: make(map[byte][]wordTerm), wordOf: make(map[string]int32), fwd: make([][]int32, 0, capacity), lens: make([][nFields]uint16, 0, capacity)}
 }
 
 // fieldsOf splits a chunk into the texts of its fields.
 func fieldsOf(heading, context, text string) [nFields]string {
-	path := context
-	if heading != "" {
-		path = strings.TrimSuffix(context, " › "+heading)
-	}
-	return [nFields]string{heading, path, text}
+	return memstore.ChunkFields(heading, context, text)
 }
 
 // add indexes row, which must be the next row, with the texts of its
@@ -79,8 +70,8 @@ func (l *lexicon) add(fields [nFields]string) {
 				l.post = append(l.post, nil)
 				l.df = append(l.df, 0)
 			}
-			if !l.seen[word] {
-				l.seen[word] = true
+			if _, ok := l.wordOf[word]; !ok {
+				l.wordOf[word] = id
 				l.words[word[0]] = append(l.words[word[0]], wordTerm{word, id})
 			}
 			tf := tfs[id]
@@ -145,10 +136,9 @@ type queryTerm struct {
 }
 
 // Fuzzy matching of query words the index lacks: a word of at least
-// fuzzyMinLen bytes stands for indexed words one edit away (a letter
-// inserted, dropped, changed, or two adjacent letters swapped) with the
-// same first letter, and for indexed words it begins; the fuzzyMax most
-// frequent of them count, each at fuzzyWeight.
+// fuzzyMinLen bytes stands for the indexed words it begins and those one
+// edit away that keep its first letter (memstore.EditVariants); the
+// fuzzyMax most frequent of their terms count, each at fuzzyWeight.
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3
@@ -189,53 +179,31 @@ func (l *lexicon) queryTerms(text string) (terms []queryTerm, unknown int) {
 }
 
 // fuzzy returns the live terms of the indexed words near w, most
-// frequent first, at most fuzzyMax.
+// frequent first (ties by term), at most fuzzyMax.
 func (l *lexicon) fuzzy(w string) []int32 {
 	if len(w) < fuzzyMinLen {
 		return nil
 	}
 	var ids []int32
-	for _, wt := range l.words[w[0]] {
-		if l.df[wt.term] == 0 || slices.Contains(ids, wt.term) {
-			continue
+	add := func(id int32) {
+		if l.df[id] > 0 && !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
-		if strings.HasPrefix(wt.word, w) || oneEdit(w, wt.word) {
-			ids = append(ids, wt.term)
+	}
+	for _, wt := range l.words[w[0]] {
+		if strings.HasPrefix(wt.word, w) {
+			add(wt.term)
+		}
+	}
+	for _, v := range memstore.EditVariants(w) {
+		if id, ok := l.wordOf[v]; ok {
+			add(id)
 		}
 	}
 	slices.SortFunc(ids, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(l.df[b], l.df[a]), strings.Compare(l.terms[a], l.terms[b]))
 	})
 	return ids[:min(len(ids), fuzzyMax)]
-}
-
-// oneEdit reports whether a and b, which differ, are one insertion,
-// deletion, substitution or transposition of adjacent bytes apart.
-func oneEdit(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	switch len(b) - len(a) {
-	case 0:
-		i := 0
-		for i < len(a) && a[i] == b[i] {
-			i++
-		}
-		if i == len(a) {
-			return false
-		}
-		if a[i+1:] == b[i+1:] {
-			return true // substitution
-		}
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
-	case 1:
-		i := 0
-		for i < len(a) && a[i] == b[i] {
-			i++
-		}
-		return a[i:] == b[i+1:]
-	}
-	return false
 }
 
 // maxQueryTerms bounds the terms of a full-text query.
@@ -259,7 +227,7 @@ func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, scores []
 		}
 		norm[f] = 1 / avg
 	}
-	w := [nFields]float64{r.HeadingWeight, r.PathWeight, 1}
+	w := r.FieldWeights()
 	for _, p := range l.post[id] {
 		if l.fwd[p.row] == nil {
 			continue // removed
@@ -270,6 +238,9 @@ func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, scores []
 			if p.tf[f] > 0 {
 				tf += w[f] * float64(p.tf[f]) / (1 - r.B + r.B*float64(lens[f])*norm[f])
 			}
+		}
+		if tf == 0 {
+			continue // only in fields weighted 0
 		}
 		if scores[p.row] == 0 {
 			touched = append(touched, p.row)
