@@ -32,12 +32,27 @@ type Ranking struct {
 	// UnknownVectorWeight replaces VectorWeight for queries holding a term
 	// no chunk contains.
 	UnknownVectorWeight float64
+	// TypoWeight weighs the terms standing in for a query word no chunk
+	// holds: those of the indexed words it begins or is one edit from
+	// (EditVariants), the three most frequent; 0 turns typo tolerance off.
+	TypoWeight float64
 }
 
-// DefaultRanking returns the ranking selmem ships, chosen with
-// bench/retrieval's ablations.
+// DefaultRanking returns the ranking selmem ships with the built-in
+// embedder, chosen with bench/retrieval's ablations: the built-in vectors
+// are lexical, so they count only where a query's words are not all in the
+// memory.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 1.2, B: 0.75, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.3, VectorWeight: 0, UnknownVectorWeight: 0.25}
+	return Ranking{K1: 1.2, B: 0.75, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.3, VectorWeight: 0, UnknownVectorWeight: 0.25, TypoWeight: 0.7}
+}
+
+// ModelRanking is DefaultRanking for a semantic embedding model (the
+// OpenAI-compatible embedder): its vectors know what the words do not, so
+// the vector ranking always counts as much as full text.
+func ModelRanking() Ranking {
+	r := DefaultRanking()
+	r.VectorWeight, r.UnknownVectorWeight = 1, 1
+	return r
 }
 
 // Fields of a chunk that the full-text ranking weighs separately.

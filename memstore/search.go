@@ -174,7 +174,8 @@ func Results(hits []Hit, query string, now time.Time) []Found {
 // (path:lines, heading, type, provenance) and its snippet.
 func FormatResults(rows []Found) string {
 	if len(rows) == 0 {
-		return "No memory matched the query.\n"
+		return "No memory matched the query: no section holds any of its words (allowing for typos) or comes close in meaning. " +
+			"Try other words, or widen the filters.\n"
 	}
 	var b strings.Builder
 	for i, r := range rows {

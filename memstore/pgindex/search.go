@@ -93,7 +93,7 @@ qt AS MATERIALIZED (
 	SELECT DISTINCT ON (term) term, df, weight FROM (
 		SELECT term, df, 1.0::float8 AS weight FROM known
 		UNION ALL
-		SELECT term, df, $23::float8 FROM fuzzy WHERE rn <= $24
+		SELECT term, df, $23::float8 FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
 	) x ORDER BY term, weight DESC
 ),
 qi AS MATERIALIZED (
@@ -179,7 +179,6 @@ LIMIT $12`
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3
-	fuzzyWeight = 0.7
 )
 
 // searchArgs returns searchSQL's arguments for q, with defaults applied,
@@ -220,7 +219,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	r := &ix.rank
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
-		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, fuzzyWeight, fuzzyMax, fuzzyMinLen}, len(words) > 0 || vec != nil
+		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen}, len(words) > 0 || vec != nil
 }
 
 // nearestPool is how many chunks a search with cand candidates takes from

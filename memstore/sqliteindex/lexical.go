@@ -129,7 +129,7 @@ func (l *lexicon) compact(keep []int) {
 }
 
 // queryTerm is a term of a query with its weight: 1 for the query's own
-// terms, fuzzyWeight for those standing in for a word the index lacks.
+// terms, the typo weight for those standing in for a word the index lacks.
 type queryTerm struct {
 	id     int32
 	weight float64
@@ -138,18 +138,18 @@ type queryTerm struct {
 // Fuzzy matching of query words the index lacks: a word of at least
 // fuzzyMinLen bytes stands for the indexed words it begins and those one
 // edit away that keep its first letter (memstore.EditVariants); the
-// fuzzyMax most frequent of their terms count, each at fuzzyWeight.
+// fuzzyMax most frequent of their terms count, each at
+// memstore.Ranking.TypoWeight.
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3
-	fuzzyWeight = 0.7
 )
 
 // queryTerms returns the distinct terms of text the index holds, each
 // with its weight, and the number of the text's words it does not hold.
 // Typo tolerance applies only to the latter: words matching exactly are
 // never expanded.
-func (l *lexicon) queryTerms(text string) (terms []queryTerm, unknown int) {
+func (l *lexicon) queryTerms(text string, typoWeight float64) (terms []queryTerm, unknown int) {
 	seen := map[int32]bool{}
 	var missing []string
 	memstore.TermWords(text, func(word, term string) {
@@ -165,10 +165,13 @@ func (l *lexicon) queryTerms(text string) (terms []queryTerm, unknown int) {
 		}
 	})
 	for _, w := range missing {
+		if typoWeight == 0 {
+			break
+		}
 		for _, id := range l.fuzzy(w) {
 			if !seen[id] {
 				seen[id] = true
-				terms = append(terms, queryTerm{id, fuzzyWeight})
+				terms = append(terms, queryTerm{id, typoWeight})
 			}
 		}
 	}

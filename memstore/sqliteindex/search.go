@@ -50,7 +50,7 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	if !ok {
 		return nil, nil
 	}
-	terms, unknown := i.vecs.lex.queryTerms(q.Text)
+	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight)
 	textRanked := i.vecs.textSearch(&i.rank, &f, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight
