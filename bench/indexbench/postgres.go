@@ -101,7 +101,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		if err := ix.BuildSearchIndexes(ctx); err != nil {
 			return in, err
 		}
-		in.add("BuildSearchIndexes (GIN + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))
+		in.add("BuildSearchIndexes (postings impact + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))
 		in.add("bulk total, load + index build: %s", rate(len(cs), time.Since(start)))
 
 		nInc, d, err := incremental(ctx, ix, fs, cfg.incFiles)

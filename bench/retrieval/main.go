@@ -17,7 +17,8 @@
 // set on disk is a directory holding memory/ (files by repository-relative
 // path, e.g. memory/workspaces/w/notes/s1.md) and queries.jsonl (one
 // devset.Query a line). A hit is relevant when its path equals a relevant
-// reference's and its heading path ends with the reference's heading.
+// reference's and the last levels of its heading path are the reference's
+// heading.
 //
 // -variants runs ranking ablations (see variants in ranking.go); each
 // variant searches the same index. Logs go to stderr; the report to
@@ -252,13 +253,19 @@ func judge(q devset.Query, hits []hitKey, d time.Duration) result {
 	r := result{ranks: make([]int, len(q.Relevant)), hits: len(hits), latency: d}
 	for i, h := range hits {
 		for k, ref := range q.Relevant {
-			if r.ranks[k] == 0 && h.path == ref.Path && strings.HasSuffix(h.heading, ref.Heading) {
+			if r.ranks[k] == 0 && h.path == ref.Path && headingEnds(h.heading, ref.Heading) {
 				r.ranks[k] = i + 1
 				break
 			}
 		}
 	}
 	return r
+}
+
+// headingEnds reports whether the heading path ends with the heading
+// want: its last levels are want's ("" matches any).
+func headingEnds(heading, want string) bool {
+	return want == "" || heading == want || strings.HasSuffix(heading, " › "+want)
 }
 
 // report is one ranking's results, in query order.

@@ -36,7 +36,9 @@ const filterSQL = `
 //     filters, highest impact first, at most $13 per term. A term in fewer
 //     chunks than that (every rare term) contributes all of them, so
 //     candidates are complete unless a common term is cut short, and then
-//     the ones cut are those its BM25F part ranks lowest;
+//     the ones cut are those its BM25F part ranks lowest. The $26 best by
+//     their summed impacts (BM25F at the statistics of their writing) go
+//     on;
 //   - full-text score: BM25F of every candidate over all the query's
 //     terms with the current statistics, plus Neighbour ($19) times the
 //     best score of the candidates just before and after it in its file;
@@ -55,7 +57,8 @@ const filterSQL = `
 // candidates, $12 limit, $13 postings per term, $14 nearest pool, $15 K1,
 // $16 B, $17 heading weight, $18 path weight, $19 neighbour share, $20
 // vector weight, $21 unknown vector weight, $22 minimum similarity, $23
-// fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length.
+// fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
+// $26 candidates rescored exactly.
 var searchSQL = `
 WITH stats AS (
 	SELECT n,
@@ -103,20 +106,23 @@ vw AS (
 	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
 ),
 cand AS MATERIALIZED (
-	SELECT DISTINCT p.chunk_id AS id FROM qi
+	SELECT p.chunk_id AS id FROM qi
 	CROSS JOIN LATERAL (
-		SELECT p.chunk_id FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
+		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
 		WHERE p.term = qi.term` + filterSQL + `
 		ORDER BY p.impact DESC, p.chunk_id
 		LIMIT $13
 	) p
+	GROUP BY p.chunk_id
+	ORDER BY sum(qi.idf * p.impact) DESC, p.chunk_id
+	LIMIT $26
 ),
 own AS MATERIALIZED (
 	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
 	FROM cand
 	JOIN selmem_chunks c ON c.id = cand.id
-	JOIN selmem_postings p ON p.chunk_id = c.id AND p.term IN (SELECT term FROM qi)
-	JOIN qi ON qi.term = p.term
+	CROSS JOIN qi
+	JOIN selmem_postings p ON p.term = qi.term AND p.chunk_id = cand.id
 	CROSS JOIN stats s
 	CROSS JOIN LATERAL (SELECT
 		CASE WHEN p.tf_heading > 0 THEN $17::float8 * p.tf_heading / (1 - $16::float8 + $16::float8 * c.len_heading / s.ah) ELSE 0 END
@@ -219,8 +225,12 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	r := &ix.rank
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
-		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen}, len(words) > 0 || vec != nil
+		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, rescorePool(cand)}, len(words) > 0 || vec != nil
 }
+
+// rescorePool is how many full-text candidates a search with cand
+// candidates scores exactly: eight times as many, at least 400.
+func rescorePool(cand int) int { return max(8*cand, 400) }
 
 // nearestPool is how many chunks a search with cand candidates takes from
 // the HNSW index: twice cand, since they also feed the full-text ranking.

@@ -241,6 +241,8 @@ func TestSearch_MatchesEmbedded(t *testing.T) {
 		{Text: "alph fillers"},
 		{Text: "beta zzyzx", Vector: randVec(9, dim)},
 		{Text: "beta section", Workspace: "ws1"},
+		{Vector: randVec(11, dim)},
+		{Vector: randVec(12, dim), Workspace: "ws0"},
 		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: 2},
 		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: -1},
 	} {
