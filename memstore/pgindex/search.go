@@ -225,12 +225,12 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	r := &ix.rank
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
-		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, rescorePool(cand)}, len(words) > 0 || vec != nil
+		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand)}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates a search with cand
-// candidates scores exactly: eight times as many, at least 400.
-func rescorePool(cand int) int { return max(8*cand, 400) }
+// candidates scores exactly: Options.TextPool, at least eight times cand.
+func (ix *Index) rescorePool(cand int) int { return max(8*cand, ix.opts.TextPool) }
 
 // nearestPool is how many chunks a search with cand candidates takes from
 // the HNSW index: twice cand, since they also feed the full-text ranking.
