@@ -63,12 +63,16 @@ type Query struct {
 	Now            time.Time
 	Limit          int // number of fused hits to return; backends treat <= 0 as 10
 	Candidates     int // depth of each ranking before fusion; <= 0 means max(50, 4*Limit)
+	// MinSimilarity is the relevance floor: when no chunk matches a term of
+	// Text, a chunk is a hit only when its vector similarity to Vector is
+	// at least this.
+	MinSimilarity float64
 }
 
 // Hit is one fused search result. Embedding is not filled in.
 type Hit struct {
 	Chunk
-	Score      float64 // reciprocal rank fusion score
+	Score      float64 // weighted reciprocal rank fusion score (see Ranking)
 	TextRank   int     // 1-based rank in the full-text ranking, 0 if absent
 	VectorRank int     // 1-based rank in the vector ranking, 0 if absent
 }
@@ -91,7 +95,8 @@ type Index interface {
 	// names a directory (prefix + "/").
 	DeletePath(ctx context.Context, path string) error
 	// Search runs full-text and vector rankings with the query's filters and
-	// fuses them with reciprocal rank fusion (RRFK), best first.
+	// fuses them as Ranking says, best first, leaving out chunks below the
+	// query's relevance floor.
 	Search(ctx context.Context, q Query) ([]Hit, error)
 	// State returns the recorded state; the zero IndexState when none.
 	State(ctx context.Context) (IndexState, error)
@@ -124,6 +129,13 @@ type BulkIndex interface {
 	DropSearchIndexes(ctx context.Context) error
 	// BuildSearchIndexes builds the missing search structures.
 	BuildSearchIndexes(ctx context.Context) error
+}
+
+// SimilarityFloorer is an Embedder that knows the vector similarity below
+// which its vectors are unrelated: the default relevance floor of searches
+// with its vectors (Query.MinSimilarity).
+type SimilarityFloorer interface {
+	SimilarityFloor() float64
 }
 
 // Embedder turns text into fixed-length, L2-normalised vectors.

@@ -31,7 +31,8 @@ type SearchResult struct {
 }
 
 // Search embeds the query and runs it against the primary index: full text
-// and vectors fused by reciprocal rank fusion. When the primary index is
+// and vectors fused as Ranking says, without the chunks below the relevance
+// floor, so a query that matches nothing finds nothing. When the primary index is
 // unreachable and a fallback is configured, the fallback answers and the
 // result says so. Hits carry virtual paths.
 func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
@@ -68,6 +69,10 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 		IncludeInvalid: req.IncludeInvalid,
 		Now:            s.now(),
 		Limit:          req.Limit,
+		MinSimilarity:  s.opts.MinSimilarity,
+	}
+	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
+		query.MinSimilarity = f.SimilarityFloor()
 	}
 	var res SearchResult
 	for i, m := range s.mirrors {
@@ -169,7 +174,8 @@ func Results(hits []Hit, query string, now time.Time) []Found {
 // (path:lines, heading, type, provenance) and its snippet.
 func FormatResults(rows []Found) string {
 	if len(rows) == 0 {
-		return "No memory matched the query.\n"
+		return "No memory matched the query: no section holds any of its words (allowing for typos) or comes close in meaning. " +
+			"Try other words, or widen the filters.\n"
 	}
 	var b strings.Builder
 	for i, r := range rows {

@@ -33,6 +33,7 @@ func TestStore_Search(t *testing.T) {
 		first string   // expected first hit; "" for none
 		has   []string // paths that must be among the hits
 		not   []string // paths that must not be among the hits
+		none  bool     // no hits at all
 	}{
 		{name: "exact rule", req: memstore.SearchRequest{Query: "retention policy weekly reports"},
 			first: "/memories/workspaces/sales/task.md"},
@@ -51,6 +52,8 @@ func TestStore_Search(t *testing.T) {
 			not: []string{"/memories/workspaces/sales/notes/old.md", "/memories/workspaces/sales/notes/temp.md"}},
 		{name: "include invalid", req: memstore.SearchRequest{Query: "retention", Limit: 20, IncludeInvalid: true},
 			has: []string{"/memories/workspaces/sales/notes/old.md", "/memories/workspaces/sales/notes/temp.md"}},
+		{name: "nothing matched", req: memstore.SearchRequest{Query: "xylophone quasar"}, none: true},
+		{name: "nothing matched, nonsense words", req: memstore.SearchRequest{Query: "blorfix zantrop"}, none: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +64,9 @@ func TestStore_Search(t *testing.T) {
 			var got []string
 			for _, h := range res.Hits {
 				got = append(got, h.Path)
+			}
+			if tt.none && len(got) > 0 {
+				t.Errorf("hits %v, want none", got)
 			}
 			if tt.first != "" && (len(got) == 0 || got[0] != tt.first) {
 				t.Errorf("hits %v, want %s first", got, tt.first)

@@ -63,6 +63,10 @@ type Options struct {
 	// Durability is how far a write must reach before it is acknowledged;
 	// "" means DurabilityFsync.
 	Durability Durability
+	// MinSimilarity is the search's relevance floor for vector-only hits
+	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
+	// one (SimilarityFloorer), else none.
+	MinSimilarity float64
 }
 
 // WriteOptions carry a write's provenance and its optimistic-concurrency

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/selmem/selmem/internal/pgtest"
@@ -102,7 +101,7 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		if err := ix.BuildSearchIndexes(ctx); err != nil {
 			return in, err
 		}
-		in.add("BuildSearchIndexes (GIN + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))
+		in.add("BuildSearchIndexes (postings impact + HNSW, analyze): %v", time.Since(t0).Round(time.Millisecond))
 		in.add("bulk total, load + index build: %s", rate(len(cs), time.Since(start)))
 
 		nInc, d, err := incremental(ctx, ix, fs, cfg.incFiles)
@@ -124,27 +123,16 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 		if _, err := pool.Exec(ctx, "VACUUM ANALYZE selmem_chunks"); err != nil {
 			return in, err
 		}
-		var heap, toast, gin, hnsw string
+		var heap, toast, postings, hnsw string
 		if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_relation_size('selmem_chunks')),
 			pg_size_pretty(pg_total_relation_size(reltoastrelid)),
-			pg_size_pretty(pg_relation_size('selmem_chunks_tsv_idx')),
+			pg_size_pretty(pg_total_relation_size('selmem_postings')),
 			pg_size_pretty(pg_relation_size('selmem_chunks_embedding_idx'))
-			FROM pg_class WHERE oid = 'selmem_chunks'::regclass`).Scan(&heap, &toast, &gin, &hnsw); err != nil {
+			FROM pg_class WHERE oid = 'selmem_chunks'::regclass`).Scan(&heap, &toast, &postings, &hnsw); err != nil {
 			return in, err
 		}
-		in.add("sizes: heap %s, toast %s, GIN %s, HNSW %s", heap, toast, gin, hnsw)
+		in.add("sizes: heap %s, toast %s, postings with indexes %s, HNSW %s", heap, toast, postings, hnsw)
 		return in, nil
-	}
-	b.exactText = func(ctx context.Context, q memstore.Query, depth int) ([]key, error) {
-		rows, err := pool.Query(ctx, exactTextSQL, q.Text, q.Workspace, depth)
-		if err != nil {
-			return nil, err
-		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (key, error) {
-			var k key
-			err := row.Scan(&k.path, &k.seq)
-			return k, err
-		})
 	}
 	b.explain = ix.ExplainSearch
 	b.variant = func(spec string) (memstore.Index, error) {
@@ -168,14 +156,3 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 	}
 	return b, nil
 }
-
-// exactTextSQL is pgindex's full-text ranking evaluated over every chunk
-// matching any word of the query: the query pgindex ran before bounding
-// its candidate set, and the ground truth of the bounded one.
-const exactTextSQL = `
-SELECT c.path, c.seq FROM selmem_chunks c
-WHERE c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery
-	AND ($2 = '' OR c.workspace = $2)
-ORDER BY ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32)
-	+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END DESC, c.path, c.seq
-LIMIT $3`

@@ -56,13 +56,6 @@ func openSQLite(cfg config, log *slog.Logger) (*backend, error) {
 		in.add("incremental Replace per file: %s", rate(n, d))
 		return in, nil
 	}
-	// FTS5 ranks every match with bm25: the backend's full-text ranking is
-	// exact by construction.
-	b.exactText = func(ctx context.Context, q memstore.Query, depth int) ([]key, error) {
-		q.Vector, q.Limit, q.Candidates = nil, depth, depth
-		hits, err := ix.Search(ctx, q)
-		return hitKeys(hits), err
-	}
 	return b, nil
 }
 

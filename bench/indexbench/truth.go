@@ -100,24 +100,6 @@ func keys(ss []scored) []key {
 	return ks
 }
 
-// rrf fuses two rankings with reciprocal rank fusion and returns the best
-// limit, ties by path then seq, as every backend fuses.
-func rrf(text, vec []key, limit int) []key {
-	score := map[key]float64{}
-	for i, k := range text {
-		score[k] += 1 / float64(memstore.RRFK+i+1)
-	}
-	for i, k := range vec {
-		score[k] += 1 / float64(memstore.RRFK+i+1)
-	}
-	all := make([]scored, 0, len(score))
-	for k, s := range score {
-		all = append(all, scored{k, s})
-	}
-	slices.SortFunc(all, byScore)
-	return keys(all[:min(limit, len(all))])
-}
-
 // recall is the fraction of want[:k] found in got[:k]; 1 when want is
 // empty (nothing to find).
 func recall(got, want []key, k int) float64 {

@@ -65,6 +65,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		return nil, err
 	}
 	var emb memstore.Embedder
+	rank := memstore.DefaultRanking()
 	switch a.cfg.Embedder.Kind {
 	case "builtin":
 		emb = embedder.NewBuiltin()
@@ -81,9 +82,10 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 			return fail(fmt.Errorf("embedder: %w", err))
 		}
 		emb = e
+		rank = memstore.ModelRanking()
 	}
 	local := func() (memstore.Index, error) {
-		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log)
+		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log, &rank)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +105,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		}
 		o.closers = append(o.closers, func() error { pool.Close(); return nil })
 		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
-			BuildMemory: a.cfg.Index.BuildMemory, Logger: log})
+			BuildMemory: a.cfg.Index.BuildMemory, Logger: log, Ranking: &rank})
 		// The embedded index is kept as a local mirror that answers while
 		// Postgres is unreachable.
 		if !a.primaryOnly {
@@ -148,11 +150,11 @@ func (a *app) openPool(ctx context.Context) (*pgxpool.Pool, error) {
 
 // openSQLiteIndex opens the embedded index, replacing a corrupt one: the
 // index is derived from git, so the store rebuilds it.
-func openSQLiteIndex(path string, log *slog.Logger) (*sqliteindex.Index, error) {
+func openSQLiteIndex(path string, log *slog.Logger, rank *memstore.Ranking) (*sqliteindex.Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create index directory: %w", err)
 	}
-	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: log})
+	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: log, Ranking: rank})
 	if errors.Is(err, sqliteindex.ErrCorrupt) {
 		log.Warn("index is corrupt; rebuilding it from git", "err", err)
 		for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -160,7 +162,7 @@ func openSQLiteIndex(path string, log *slog.Logger) (*sqliteindex.Index, error) 
 				return nil, err
 			}
 		}
-		idx, err = sqliteindex.Open(path, &sqliteindex.Options{Logger: log})
+		idx, err = sqliteindex.Open(path, &sqliteindex.Options{Logger: log, Ranking: rank})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)

@@ -41,8 +41,8 @@ func TestCLI_ReindexPostgres(t *testing.T) {
 	defer conn.Close(ctx)
 	var chunks, indexes int
 	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM selmem_chunks),
-		(SELECT count(*) FROM pg_indexes WHERE tablename = 'selmem_chunks'
-			AND indexname IN ('selmem_chunks_tsv_idx', 'selmem_chunks_embedding_idx'))`).Scan(&chunks, &indexes)
+		(SELECT count(*) FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings')
+			AND indexname IN ('selmem_postings_impact_idx', 'selmem_chunks_embedding_idx'))`).Scan(&chunks, &indexes)
 	if err != nil {
 		t.Fatal(err)
 	}

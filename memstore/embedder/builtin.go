@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/selmem/selmem/memstore"
 )
@@ -48,6 +44,16 @@ func NewBuiltin() *Builtin { return &Builtin{} }
 
 // ID names the feature set and dimension; it changes whenever vectors would.
 func (*Builtin) ID() string { return fmt.Sprintf("builtin-hash-v1-%d", builtinDim) }
+
+// similarityFloor is the cosine similarity below which a chunk's builtin
+// vector is taken to be unrelated to the query's, calibrated with
+// bench/retrieval: nonsense queries stay under it, typos of a chunk's words
+// reach it.
+const similarityFloor = 0.2
+
+// SimilarityFloor returns the calibrated relevance floor of Builtin
+// vectors (memstore.SimilarityFloorer).
+func (*Builtin) SimilarityFloor() float64 { return similarityFloor }
 
 // Dim returns 384.
 func (*Builtin) Dim() int { return builtinDim }
@@ -123,30 +129,11 @@ func (*Builtin) embed(text string) []float32 {
 	return vec
 }
 
-// words splits text into lower-cased words of letters and digits after NFKD
-// normalisation with combining marks removed, so "Café" and "cafe" are the
-// same word.
+// words splits text into memstore.Words.
 func words(text string) []string {
-	var words []string
-	var sb strings.Builder
-	flush := func() {
-		if sb.Len() > 0 {
-			words = append(words, sb.String())
-			sb.Reset()
-		}
-	}
-	for _, r := range norm.NFKD.String(text) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-			// A combining mark left by NFKD: drop it, keep the word going.
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			sb.WriteRune(unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
-	return words
+	var out []string
+	memstore.Words(text, func(w string) { out = append(out, w) })
+	return out
 }
 
 // 64-bit FNV-1a parameters.

@@ -36,6 +36,8 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"Reset", testReset},
 		{"HitFields", testHitFields},
 		{"RRFFusion", testRRFFusion},
+		{"NothingMatched", testNothingMatched},
+		{"NeighbourShare", testNeighbourShare},
 		{"HostileQueries", testHostileQueries},
 		{"ConcurrentSearchDuringReplace", testConcurrent},
 		{"DeterministicTies", testTies},
@@ -133,9 +135,11 @@ func (s *suite) putTexts(t *testing.T, texts ...string) []string {
 }
 
 // hybrid is a query for text with its embedding, as the store searches.
+// hybrid is the query a store sends for text: its vector, and the
+// embedder's relevance floor.
 func (s *suite) hybrid(t *testing.T, text string) memstore.Query {
 	t.Helper()
-	return memstore.Query{Text: text, Vector: s.vector(t, text)}
+	return memstore.Query{Text: text, Vector: s.vector(t, text), MinSimilarity: s.emb.SimilarityFloor()}
 }
 
 // search runs q and fails the test on error.
@@ -513,9 +517,22 @@ func testReset(t *testing.T, s *suite) {
 	if got, want := keys(hits), []string{c.Path + "#0"}; !slices.Equal(got, want) {
 		t.Fatalf("hits %v, want %v", got, want)
 	}
-	if got, want := hits[0].Score, 2.0/(memstore.RRFK+1); math.Abs(got-want) > 1e-12 {
+	if got, want := hits[0].Score, wantScore(hits[0], memstore.DefaultRanking().VectorWeight); math.Abs(got-want) > 1e-12 {
 		t.Errorf("score %v, want %v", got, want)
 	}
+}
+
+// wantScore is the fused score of h by definition, the vector ranking
+// weighted by vectorWeight.
+func wantScore(h memstore.Hit, vectorWeight float64) float64 {
+	var want float64
+	if h.TextRank > 0 {
+		want += 1 / float64(memstore.RRFK+h.TextRank)
+	}
+	if h.VectorRank > 0 {
+		want += vectorWeight / float64(memstore.RRFK+h.VectorRank)
+	}
+	return want
 }
 
 func testHitFields(t *testing.T, s *suite) {
@@ -539,6 +556,9 @@ func testHitFields(t *testing.T, s *suite) {
 	}
 }
 
+// testRRFFusion checks the weighted fusion: a query whose words the index
+// all knows weighs the vector ranking by Ranking.VectorWeight, one with a
+// word no chunk holds by Ranking.UnknownVectorWeight.
 func testRRFFusion(t *testing.T, s *suite) {
 	paths := s.putTexts(t,
 		"Zebra crossings need a second look.",
@@ -546,37 +566,85 @@ func testRRFFusion(t *testing.T, s *suite) {
 		"Dates use ISO 8601.",
 	)
 	first := s.chunk(t, paths[0], 0, "Zebra crossings need a second look.")
-	hits := s.search(t, memstore.Query{Text: "zebra", Vector: first.Embedding})
-	if len(hits) != 3 {
-		t.Fatalf("hits %v, want all 3 chunks", keys(hits))
-	}
-	if got, want := hits[0].Path, paths[0]; got != want {
-		t.Fatalf("first hit %s, want %s", got, want)
-	}
-	if got, want := [2]int{hits[0].TextRank, hits[0].VectorRank}, [2]int{1, 1}; got != want {
-		t.Errorf("first hit ranks (text, vector) = %v, want %v", got, want)
-	}
-	if got, want := hits[0].Score, 2.0/61; math.Abs(got-want) > 1e-12 {
-		t.Errorf("first hit score = %v, want 2/61 = %v", got, want)
-	}
-	var vecRanks []int
-	for _, h := range hits {
-		want := 0.0
-		for _, r := range []int{h.TextRank, h.VectorRank} {
-			if r > 0 {
-				want += 1 / float64(memstore.RRFK+r)
+	rk := memstore.DefaultRanking()
+	for _, tt := range []struct {
+		text   string
+		weight float64
+	}{
+		{"zebra", rk.VectorWeight},
+		{"zebra quagga", rk.UnknownVectorWeight},
+	} {
+		hits := s.search(t, memstore.Query{Text: tt.text, Vector: first.Embedding})
+		want := 1
+		if tt.weight > 0 {
+			want = 3
+		}
+		if len(hits) != want {
+			t.Fatalf("%q: hits %v, want %d", tt.text, keys(hits), want)
+		}
+		if got, want := hits[0].Path, paths[0]; got != want {
+			t.Fatalf("%q: first hit %s, want %s", tt.text, got, want)
+		}
+		if got := hits[0].TextRank; got != 1 {
+			t.Errorf("%q: first hit text rank %d, want 1", tt.text, got)
+		}
+		var vecRanks []int
+		for _, h := range hits {
+			if want := wantScore(h, tt.weight); math.Abs(h.Score-want) > 1e-12 {
+				t.Errorf("%q: %s: score %v, want %v from ranks (%d, %d)", tt.text, h.Path, h.Score, want, h.TextRank, h.VectorRank)
+			}
+			vecRanks = append(vecRanks, h.VectorRank)
+			if h.Path != paths[0] && h.TextRank != 0 {
+				t.Errorf("%q: %s: text rank %d, want 0 (no zebra)", tt.text, h.Path, h.TextRank)
 			}
 		}
-		if math.Abs(h.Score-want) > 1e-12 {
-			t.Errorf("%s: score %v, want %v from ranks (%d, %d)", h.Path, h.Score, want, h.TextRank, h.VectorRank)
-		}
-		vecRanks = append(vecRanks, h.VectorRank)
-		if h.Path != paths[0] && h.TextRank != 0 {
-			t.Errorf("%s: text rank %d, want 0 (no zebra)", h.Path, h.TextRank)
+		if tt.weight > 0 {
+			if got, want := vecRanks, []int{1, 2, 3}; !slices.Equal(got, want) {
+				t.Errorf("%q: vector ranks in hit order = %v, want %v", tt.text, got, want)
+			}
 		}
 	}
-	if got, want := vecRanks, []int{1, 2, 3}; !slices.Equal(got, want) {
-		t.Errorf("vector ranks in hit order = %v, want %v", got, want)
+}
+
+// testNothingMatched checks the relevance floor: a query none of whose
+// words any chunk holds returns only chunks whose vectors reach
+// MinSimilarity, so nonsense finds nothing and a typo still finds its rule.
+func testNothingMatched(t *testing.T, s *suite) {
+	s.putTexts(t, append([]string{retention}, distractors...)...)
+	for _, text := range []string{"xylophone quasar", "blorfix zantrop quibbleworth", "🙂"} {
+		if hits := s.search(t, s.hybrid(t, text)); len(hits) != 0 {
+			t.Errorf("%q: hits %v, want none", text, keys(hits))
+		}
+	}
+	q := s.hybrid(t, "xylophone quasar")
+	q.MinSimilarity = -1
+	if hits := s.search(t, q); len(hits) == 0 {
+		t.Errorf("without a floor: no hits, want the nearest chunks")
+	}
+	// A known word lifts the floor: partial matches are matches.
+	if hits := s.search(t, s.hybrid(t, "xylophone retention")); len(hits) == 0 || hits[0].TextRank != 1 {
+		t.Errorf("xylophone retention: hits %v, want the retention rule first", keys(hits))
+	}
+}
+
+// testNeighbourShare checks that a chunk matching the query gains a share
+// of its matching neighbour's score, and that a chunk matching nothing
+// gains nothing.
+func testNeighbourShare(t *testing.T, s *suite) {
+	if memstore.DefaultRanking().Neighbour == 0 {
+		t.Skip("the default ranking has no neighbour share")
+	}
+	const p, q = "/memories/workspaces/sales/notes/talk.md", "/memories/workspaces/sales/notes/other.md"
+	s.put(t,
+		s.chunk(t, p, 0, "Ann: How was the pottery class on Saturday?"),
+		s.chunk(t, p, 1, "Ben: Ann, I made a small bowl."),
+		s.chunk(t, p, 2, "Ann: Weather is nice today."),
+	)
+	s.put(t, s.chunk(t, q, 0, "Ben: Ann, I bought a new lamp."))
+	hits := s.search(t, memstore.Query{Text: "what did ben make in the pottery class", Limit: 10})
+	got := keys(hits)
+	if want := []string{p + "#0", p + "#1", q + "#0"}; !slices.Equal(got, want) {
+		t.Errorf("hits %v, want %v: the answer beside the question before an equal match elsewhere, no hit without a query word", got, want)
 	}
 }
 
@@ -598,7 +666,7 @@ func testHostileQueries(t *testing.T, s *suite) {
 			}
 		}
 	}
-	hits := s.search(t, memstore.Query{Vector: s.vector(t, "retention policy")})
+	hits := s.search(t, memstore.Query{Vector: s.vector(t, "retention policy"), MinSimilarity: s.emb.SimilarityFloor()})
 	if len(hits) == 0 {
 		t.Errorf("vector-only query: no hits")
 	}

@@ -21,9 +21,9 @@ const benchDim = 384
 // p50 and p99 besides the mean.
 func BenchmarkSearch(b *testing.B) {
 	const n = 100_000
-	ix, pool := newIndex(b, benchDim)
+	ix, _ := newIndex(b, benchDim)
 	start := time.Now()
-	bulkLoad(b, pool, n, benchDim)
+	bulkLoad(b, ix, n, benchDim)
 	b.Logf("loaded and indexed %d chunks in %v", n, time.Since(start).Round(time.Second))
 
 	r := rand.New(rand.NewPCG(1, 2))

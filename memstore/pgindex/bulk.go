@@ -13,7 +13,7 @@ import (
 
 // Names of the two search indexes, dropped and rebuilt around bulk loads.
 const (
-	textIndexName   = "selmem_chunks_tsv_idx"
+	textIndexName   = "selmem_postings_impact_idx"
 	vectorIndexName = "selmem_chunks_embedding_idx"
 )
 
@@ -23,19 +23,22 @@ const buildTimeout = 2 * time.Hour
 
 // chunkColumns are the columns ReplaceMany copies, in copyRow's order.
 var chunkColumns = []string{"path", "seq", "workspace", "scope", "type", "heading", "start_line", "end_line",
-	"context", "body", "valid_from", "invalid_at", "expires_at", "source", "confidence", "commit", "embedding"}
+	"context", "body", "valid_from", "invalid_at", "expires_at", "source", "confidence", "commit", "embedding",
+	"len_heading", "len_path", "len_text"}
 
-// copyRow returns c's values for chunkColumns, cleaned as queueUpsert does.
-func copyRow(c *memstore.Chunk) []any {
+// copyRow returns c's values for chunkColumns, text cleaned, with the field
+// lengths of its analysis a.
+func copyRow(c *memstore.Chunk, a *analysis) []any {
 	return []any{c.Path, c.Seq, c.Workspace, c.Scope, c.Type, cleanText(c.Heading), c.StartLine, c.EndLine,
 		cleanText(c.Context), cleanText(c.Text), nullTime(c.ValidFrom), nullTime(c.InvalidAt), nullTime(c.ExpiresAt),
-		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding)}
+		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding), a.lens[0], a.lens[1], a.lens[2]}
 }
 
 // ReplaceMany is Replace for many paths at once, in one transaction: the
 // chunks of each path in files become its complete set (an empty slice
-// removes the path). It takes the same per-path locks as Replace, deletes
-// the old chunks with one statement and writes the new ones with COPY, so
+// removes the path). It takes the statistics lock as every write does,
+// deletes the old chunks with one statement and writes the new ones and
+// their postings with COPY, so
 // it is many times faster than one Replace per path. When a path's chunks
 // repeat a Seq, the last one wins, as with Replace. Its deadline is
 // Options.QueryTimeout per started 250 chunks (with the HNSW index in
@@ -46,7 +49,11 @@ func copyRow(c *memstore.Chunk) []any {
 // and a full rebuild also drops the search indexes during the load
 // (memstore.BulkIndex).
 func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
-	const op = "ReplaceMany"
+	return ix.replace(ctx, "ReplaceMany", files)
+}
+
+// replace is ReplaceMany, reporting errors as op.
+func (ix *Index) replace(ctx context.Context, op string, files map[string][]memstore.Chunk) error {
 	paths := make([]string, 0, len(files))
 	n := 0
 	for p, chunks := range files {
@@ -66,6 +73,8 @@ func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Ch
 	}
 	slices.Sort(paths)
 	rows := make([][]any, 0, n)
+	kept := make([]*memstore.Chunk, 0, n)
+	as := make([]analysis, 0, n)
 	for _, p := range paths {
 		chunks := files[p]
 		last := make(map[int]int, len(chunks)) // seq -> index of its last chunk
@@ -74,20 +83,19 @@ func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Ch
 		}
 		for i := range chunks {
 			if last[chunks[i].Seq] == i {
-				rows = append(rows, copyRow(&chunks[i]))
+				as = append(as, analyse(&chunks[i]))
+				kept = append(kept, &chunks[i])
+				rows = append(rows, copyRow(&chunks[i], &as[len(as)-1]))
 			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout*time.Duration(1+n/250))
 	defer cancel()
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		// Locks are taken in key order, so concurrent ReplaceMany calls
-		// whose paths' hashes collide cannot deadlock.
-		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_advisory_xact_lock($1, h)
-			FROM (SELECT DISTINCT hashtext(p) AS h FROM unnest($2::text[]) p) k ORDER BY h`, pathLockClass, paths)
-		b.Queue(`DELETE FROM selmem_chunks WHERE path = ANY ($1::text[])`, paths)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if err := lockStats(ctx, tx); err != nil {
+			return err
+		}
+		if err := remove(ctx, tx, "c.path = ANY ($1::text[])", paths); err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -96,16 +104,19 @@ func (ix *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Ch
 		if err := ensureTypes(ctx, tx.Conn()); err != nil {
 			return err
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"selmem_chunks"}, chunkColumns, pgx.CopyFromRows(rows))
-		return err
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"selmem_chunks"}, chunkColumns, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		s, err := readStats(ctx, tx)
+		if err != nil {
+			return err
+		}
+		// readStats saw the removal; the insert is not counted yet.
+		return ix.addPostings(ctx, tx, paths, kept, as, s)
 	})
 	return ix.fail(ctx, op, err)
 }
 
-// DropSearchIndexes drops the full-text (GIN) and vector (HNSW) indexes,
-// so that a large load (Reset, then ReplaceMany) does not maintain them
-// row by row; BuildSearchIndexes recreates them. Searches keep working
-// meanwhile, by scanning the table. It is idempotent.
 func (ix *Index) DropSearchIndexes(ctx context.Context) error {
 	const op = "DropSearchIndexes"
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
@@ -155,13 +166,13 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, `ANALYZE selmem_chunks`)
+		_, err = tx.Exec(ctx, `ANALYZE selmem_chunks, selmem_postings, selmem_terms, selmem_words`)
 		return err
 	})
 	return ix.fail(ctx, op, err)
 }
 
-const createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_chunks USING gin (tsv)`
+const createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_postings (term, impact DESC, chunk_id)`
 
 // createVectorIndexSQL is the DDL of the HNSW index with the configured
 // build parameters (New fills in their defaults).

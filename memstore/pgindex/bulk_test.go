@@ -67,7 +67,7 @@ func TestIndex_DropAndBuildSearchIndexes(t *testing.T) {
 		t.Helper()
 		var s string
 		err := pool.QueryRow(ctx, `SELECT coalesce(string_agg(indexname, ',' ORDER BY indexname), '')
-			FROM pg_indexes WHERE tablename = 'selmem_chunks' AND indexname IN ($1, $2)`,
+			FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings') AND indexname IN ($1, $2)`,
 			textIndexName, vectorIndexName).Scan(&s)
 		if err != nil {
 			t.Fatal(err)

@@ -1,14 +1,18 @@
 // Package pgindex is the Postgres backend of memstore.Index, for teams and
-// larger corpora: chunks in one table with a generated, weighted tsvector
-// (GIN) for full-text ranking and a pgvector halfvec column (HNSW, cosine)
-// for semantic ranking, fused with reciprocal rank fusion (memstore.RRFK)
-// in a single SQL statement. Both rankings score one bounded pool of
-// candidates: the chunks matching every query word (up to
-// Options.TextPool) and the nearest chunks through HNSW, so a search's cost
-// does not grow with the number of chunks sharing a common word. For large
-// loads, ReplaceMany writes many files with COPY, and DropSearchIndexes and
-// BuildSearchIndexes build the GIN and HNSW indexes once, after the load;
-// the memstore mirror uses both (memstore.BatchIndex, memstore.BulkIndex).
+// larger corpora. It ranks as the embedded index does (memstore.Ranking), in
+// a single SQL statement: BM25F over the chunks' terms (memstore.Terms,
+// computed in Go and stored as postings with per-field frequencies, with
+// document frequencies and field lengths kept up to date by every write),
+// the neighbour share, typo tolerance through the indexed vocabulary, a
+// pgvector halfvec column (HNSW, cosine) for the vector ranking, and the
+// weighted reciprocal rank fusion with its relevance floor. Full-text
+// candidates are read term by term, highest impact first, at most
+// Options.TextPool per term, so a rare term contributes all its chunks and
+// a common one its best, and a search's cost does not grow with the number
+// of chunks sharing a common word. For large loads, ReplaceMany writes many
+// files with COPY, and DropSearchIndexes and BuildSearchIndexes build the
+// postings' impact index and the HNSW index once, after the load; the
+// memstore mirror uses both (memstore.BatchIndex, memstore.BulkIndex).
 //
 // It owns its schema: embedded SQL migrations applied in order under an
 // advisory lock and recorded in selmem_schema_migrations, plus the

@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
@@ -103,15 +101,13 @@ var words = []string{
 // i has path /memories/workspaces/ws<i%8>/f<i/10>.md, seq i%10, a body of
 // 60 words (Zipf-distributed over a 4,000-word vocabulary, with vocabulary
 // words mixed in) plus a word unique to it ("uniq<i>"), and vector randVec(i).
-func bulkLoad(tb testing.TB, pool *pgxpool.Pool, n, dim int) {
+func bulkLoad(tb testing.TB, ix *Index, n, dim int) {
 	tb.Helper()
 	ctx := context.Background()
-	for _, sql := range []string{"DROP INDEX selmem_chunks_embedding_idx", "DROP INDEX selmem_chunks_tsv_idx"} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			tb.Fatalf("%s: %v", sql, err)
-		}
+	if err := ix.DropSearchIndexes(ctx); err != nil {
+		tb.Fatal(err)
 	}
-	rows := make([][]any, n)
+	files := map[string][]memstore.Chunk{}
 	var sb strings.Builder
 	for i := range n {
 		r := rand.New(rand.NewPCG(uint64(i), 7))
@@ -126,34 +122,18 @@ func bulkLoad(tb testing.TB, pool *pgxpool.Pool, n, dim int) {
 			sb.WriteByte(' ')
 		}
 		fmt.Fprintf(&sb, "uniq%d", i)
-		rows[i] = []any{
-			fmt.Sprintf("/memories/workspaces/ws%d/f%d.md", i%8, i/10), i % 10,
-			fmt.Sprintf("ws%d", i%8), memstore.ScopeWorkspace, "note", fmt.Sprintf("Section %d", i%10),
-			fmt.Sprintf("ws%d › f%d.md", i%8, i/10), sb.String(), pgvector.NewHalfVector(randVec(uint64(i), dim)),
+		p := fmt.Sprintf("/memories/workspaces/ws%d/f%d.md", i%8, i/10)
+		files[p] = append(files[p], memstore.Chunk{Path: p, Seq: i % 10, Workspace: fmt.Sprintf("ws%d", i%8),
+			Scope: memstore.ScopeWorkspace, Type: "note", Heading: fmt.Sprintf("Section %d", i%10),
+			Context: fmt.Sprintf("ws%d › f%d.md › Section %d", i%8, i/10, i%10), Text: sb.String(), Embedding: randVec(uint64(i), dim)})
+		if len(files) >= 400 || i == n-1 {
+			if err := ix.ReplaceMany(ctx, files); err != nil {
+				tb.Fatalf("ReplaceMany: %v", err)
+			}
+			clear(files)
 		}
 	}
-	_, err := pool.CopyFrom(ctx, pgx.Identifier{"selmem_chunks"},
-		[]string{"path", "seq", "workspace", "scope", "type", "heading", "context", "body", "embedding"},
-		pgx.CopyFromRows(rows))
-	if err != nil {
-		tb.Fatalf("copy: %v", err)
-	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
+	if err := ix.BuildSearchIndexes(ctx); err != nil {
 		tb.Fatal(err)
-	}
-	defer conn.Release()
-	for _, sql := range []string{
-		"SET maintenance_work_mem = '1GB'",
-		"SET max_parallel_maintenance_workers = 4",
-		"CREATE INDEX selmem_chunks_tsv_idx ON selmem_chunks USING gin (tsv)",
-		"CREATE INDEX selmem_chunks_embedding_idx ON selmem_chunks USING hnsw (embedding halfvec_cosine_ops)",
-		"RESET maintenance_work_mem",
-		"RESET max_parallel_maintenance_workers",
-		"ANALYZE selmem_chunks",
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			tb.Fatalf("%s: %v", sql, err)
-		}
 	}
 }

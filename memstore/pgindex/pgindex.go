@@ -19,11 +19,10 @@ import (
 
 // Defaults applied by New to zero Options fields.
 const (
-	DefaultEfSearch         = 100
-	DefaultTextPool         = 1000
-	DefaultMaxScanTuples    = 1000
-	DefaultPartialScanBelow = 200_000
-	DefaultQueryTimeout     = 5 * time.Second
+	DefaultEfSearch      = 100
+	DefaultTextPool      = 1000
+	DefaultMaxScanTuples = 1000
+	DefaultQueryTimeout  = 5 * time.Second
 	// DefaultHNSWM and DefaultHNSWEfConstruction are below pgvector's 16
 	// and 64: together they build the HNSW index in about a third of the
 	// time (16 s instead of 46 s for 100,000 chunks of the built-in
@@ -69,19 +68,12 @@ type Options struct {
 	// hybrid recall: chunks it misses can still come through the full-text
 	// pool.
 	MaxScanTuples int
-	// TextPool bounds how many chunks matching every query word the
-	// full-text ranking scores (and, for searches without a vector, how
-	// many matching some); default 1000, never below the query's
-	// candidates. Larger is closer to exact and slower: scoring reads each
-	// pooled chunk's row.
+	// TextPool bounds how many chunks holding one query term the
+	// full-text ranking reads, highest BM25F impact first (default 1000):
+	// every chunk of a term rarer than that, the best of a commoner one;
+	// and how many of them, best by summed impact, it scores exactly.
+	// Larger is closer to the embedded index's exact ranking and slower.
 	TextPool int
-	// PartialScanBelow is the number of chunks below which searches with a
-	// vector, like those without, also score chunks matching only some of
-	// the query's words when few match all (default 200,000). Above it
-	// those partial matches come from the nearest chunks only: the scan
-	// costs as much as the GIN scan of the query's most common word, over
-	// 100 ms at a million chunks.
-	PartialScanBelow int
 	// HNSWM and HNSWEfConstruction are the build parameters (m,
 	// ef_construction) of the HNSW index when pgindex creates it; zero
 	// selects DefaultHNSWM and DefaultHNSWEfConstruction. They apply to
@@ -100,6 +92,10 @@ type Options struct {
 	// Logger receives diagnostics, including driver errors in full; nil
 	// discards them.
 	Logger *slog.Logger
+	// Ranking sets the ranking's parameters; nil means
+	// memstore.DefaultRanking(). The embedded index given the same
+	// parameters ranks alike.
+	Ranking *memstore.Ranking
 }
 
 // Index is a memstore.Index stored in Postgres. It is safe for concurrent
@@ -107,6 +103,7 @@ type Options struct {
 type Index struct {
 	pool      *pgxpool.Pool
 	opts      Options
+	rank      memstore.Ranking
 	log       *slog.Logger
 	iterative bool // pgvector >= 0.8: hnsw.iterative_scan is available
 }
@@ -164,9 +161,6 @@ func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
 	if o.TextPool <= 0 {
 		o.TextPool = DefaultTextPool
 	}
-	if o.PartialScanBelow <= 0 {
-		o.PartialScanBelow = DefaultPartialScanBelow
-	}
 	if o.MaxScanTuples <= 0 {
 		o.MaxScanTuples = DefaultMaxScanTuples
 	}
@@ -187,7 +181,10 @@ func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ix := &Index{pool: pool, opts: o, log: log}
+	ix := &Index{pool: pool, opts: o, log: log, rank: memstore.DefaultRanking()}
+	if o.Ranking != nil {
+		ix.rank = *o.Ranking
+	}
 	if err := ix.Migrate(context.Background()); err != nil {
 		return nil, err
 	}
@@ -254,50 +251,10 @@ func (ix *Index) retryRead(ctx context.Context, fn func() error) error {
 // Replace makes chunks the complete set stored for path, in one
 // transaction serialised with other Replace calls on the same path.
 func (ix *Index) Replace(ctx context.Context, path string, chunks []memstore.Chunk) error {
-	const op = "Replace"
 	if path == "" {
-		return invalid(op, "empty path")
+		return invalid("Replace", "empty path")
 	}
-	for i := range chunks {
-		if chunks[i].Path != path {
-			return invalid(op, "chunk %d has path %q, want %q", i, chunks[i].Path, path)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
-	defer cancel()
-	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, pathLockClass, path)
-		b.Queue(`DELETE FROM selmem_chunks WHERE path = $1`, path)
-		for i := range chunks {
-			queueUpsert(b, &chunks[i])
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
-	return ix.fail(ctx, op, err)
-}
-
-// pathLockClass is the first key of the per-path advisory locks taken by
-// Replace (the second is the path's hash).
-const pathLockClass = 0x73656c6d // "selm"
-
-const upsertSQL = `
-INSERT INTO selmem_chunks (path, seq, workspace, scope, type, heading, start_line, end_line,
-	context, body, valid_from, invalid_at, expires_at, source, confidence, commit, embedding)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-ON CONFLICT (path, seq) DO UPDATE SET
-	workspace = EXCLUDED.workspace, scope = EXCLUDED.scope, type = EXCLUDED.type,
-	heading = EXCLUDED.heading, start_line = EXCLUDED.start_line, end_line = EXCLUDED.end_line,
-	context = EXCLUDED.context, body = EXCLUDED.body, valid_from = EXCLUDED.valid_from,
-	invalid_at = EXCLUDED.invalid_at, expires_at = EXCLUDED.expires_at, source = EXCLUDED.source,
-	confidence = EXCLUDED.confidence, commit = EXCLUDED.commit, embedding = EXCLUDED.embedding`
-
-func queueUpsert(b *pgx.Batch, c *memstore.Chunk) {
-	// Text is cleaned as in Search: a stray NUL byte must not keep a file
-	// out of the index.
-	b.Queue(upsertSQL, c.Path, c.Seq, c.Workspace, c.Scope, c.Type, cleanText(c.Heading), c.StartLine, c.EndLine,
-		cleanText(c.Context), cleanText(c.Text), nullTime(c.ValidFrom), nullTime(c.InvalidAt), nullTime(c.ExpiresAt),
-		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding))
+	return ix.replace(ctx, "Replace", map[string][]memstore.Chunk{path: chunks})
 }
 
 // vectorArg returns v as a halfvec, the embedding column's type. It maps an
@@ -329,8 +286,12 @@ func (ix *Index) DeletePath(ctx context.Context, path string) error {
 	defer cancel()
 	// ~>=~ and ~<~ compare bytes, so they select exactly the paths that
 	// start with path + "/" ('0' follows '/'), through the text_pattern_ops index.
-	_, err := ix.pool.Exec(ctx, `DELETE FROM selmem_chunks
-		WHERE path = $1 OR (path ~>=~ $2 AND path ~<~ $3)`, path, path+"/", path+"0")
+	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		if err := lockStats(ctx, tx); err != nil {
+			return err
+		}
+		return remove(ctx, tx, "c.path = $1 OR (c.path ~>=~ $2 AND c.path ~<~ $3)", path, path+"/", path+"0")
+	})
 	return ix.fail(ctx, op, err)
 }
 
@@ -381,7 +342,13 @@ func (ix *Index) Reset(ctx context.Context, st memstore.IndexState) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `TRUNCATE selmem_chunks`); err != nil {
+		if err := lockStats(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `TRUNCATE selmem_postings, selmem_chunks, selmem_terms, selmem_words`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE selmem_lex_stats SET n = 0, sum_heading = 0, sum_path = 0, sum_text = 0`); err != nil {
 			return err
 		}
 		if st.Dim > 0 {

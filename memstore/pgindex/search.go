@@ -3,6 +3,7 @@ package pgindex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,105 +15,152 @@ import (
 )
 
 // filterSQL restricts a ranking to the query's workspace, scope, types and,
-// unless invalid chunks are included, to chunks valid at $7. Both rankings
+// unless invalid chunks are included, to chunks valid at $10. Both rankings
 // use it, so they see the same set of chunks.
 const filterSQL = `
-		AND ($3 = '' OR c.workspace = $3)
-		AND ($4 = '' OR c.scope = $4)
-		AND (coalesce(cardinality($5::text[]), 0) = 0 OR c.type = ANY ($5::text[]))
-		AND ($6::boolean OR ((c.invalid_at IS NULL OR c.invalid_at > $7)
-			AND (c.expires_at IS NULL OR c.expires_at > $7)))`
+		AND ($6 = '' OR c.workspace = $6)
+		AND ($7 = '' OR c.scope = $7)
+		AND (coalesce(cardinality($8::text[]), 0) = 0 OR c.type = ANY ($8::text[]))
+		AND ($9::boolean OR ((c.invalid_at IS NULL OR c.invalid_at > $10)
+			AND (c.expires_at IS NULL OR c.expires_at > $10)))`
 
-// searchSQL is the hybrid search: a full-text ranking and a vector ranking,
-// each of depth $8, fused by reciprocal rank fusion, best $9 first. Both
-// rank one pool of candidates, gathered by three bounded scans.
+// searchSQL is the hybrid search of memstore.Ranking in one statement, the
+// embedded index's ranking computed from the same terms (memstore.Terms,
+// computed in Go on both sides) and the same statistics:
 //
-// Full-text score: ts_rank_cd over any term of the query (an OR of
-// plainto_tsquery's lexemes, so user text never fails to parse and partial
-// matches count), normalised into [0, 1), plus 1 when the chunk matches the
-// whole websearch_to_tsquery query (all terms, phrases, exclusions), so
-// complete matches come first. Vector score: exact cosine distance. Ties go
-// by path, seq.
+//   - the query's terms: the terms of its words that some chunk holds, and
+//     for each word no chunk holds (of at least $25 bytes) the $24 most
+//     frequent terms of the indexed words it begins or that are one of its
+//     edit variants ($3, $4: memstore.EditVariants), at weight $23;
+//   - candidates: for every term, the chunks holding it that pass the
+//     filters, highest impact first, at most $13 per term. A term in fewer
+//     chunks than that (every rare term) contributes all of them, so
+//     candidates are complete unless a common term is cut short, and then
+//     the ones cut are those its BM25F part ranks lowest. The $26 best by
+//     their summed impacts (BM25F at the statistics of their writing) go
+//     on;
+//   - full-text score: BM25F of every candidate over all the query's
+//     terms with the current statistics, plus Neighbour ($19) times the
+//     best score of the candidates just before and after it in its file;
+//     the best $11 form the full-text ranking;
+//   - vector ranking: the $14 nearest chunks through the HNSW index, and
+//     the full-text ranking's chunks, exactly scored (HNSW is approximate
+//     and misses some), the best $11 by cosine distance; run only when the
+//     vector's weight is not 0;
+//   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
+//     the index holds every word's term, $21 otherwise; when no chunk
+//     matched a term, only vector hits with a similarity of at least $22.
 //
-// The pool:
-//   - all_words: up to $10 chunks matching the whole query, through the
-//     GIN index. They are the only ones that can reach the top of the
-//     full-text ranking when there are enough of them; when a query's words
-//     are common and more than $10 chunks match, these are the first $10 in
-//     table order and the ranking is approximate.
-//   - nearest: the $11 nearest chunks through the HNSW index, scored for
-//     full text too. With the built-in embedder, nearness means shared words
-//     and word parts, so when few chunks match every word these are the
-//     partial matches, found without scanning every chunk that holds one
-//     common word of the query (a GIN scan costs a microsecond per matching
-//     chunk, a hundred milliseconds for a word in a sixth of a million).
-//   - some_words: when all_words holds fewer than $8 chunks, up to $10
-//     chunks matching some but not all words, in table order; for a query
-//     with a vector only while the table holds fewer than $12 chunks (by
-//     the planner's count), since the scan costs as much as the GIN scan of
-//     the query's most common word.
-//
-// The vector ranking thereby also sees the full-text matches, exactly
-// scored: HNSW, an approximate search, misses some of them, most of all for
-// short queries whose vectors lie far from every chunk's.
-//
-// Parameters: $1 text, $2 vector (NULL: no vector ranking), $3 workspace,
-// $4 scope, $5 types, $6 include invalid, $7 now, $8 candidates, $9 limit,
-// $10 full-text pool size per scan, $11 nearest pool size, $12 the table
-// size from which searches with a vector skip some_words.
+// Parameters: $1 the query's words, $2 their terms, $3 and $4 edit
+// variants (the 1-based index of their word, the variant), $5 vector (NULL:
+// none), $6 workspace, $7 scope, $8 types, $9 include invalid, $10 now, $11
+// candidates, $12 limit, $13 postings per term, $14 nearest pool, $15 K1,
+// $16 B, $17 heading weight, $18 path weight, $19 neighbour share, $20
+// vector weight, $21 unknown vector weight, $22 minimum similarity, $23
+// fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
+// $26 candidates rescored exactly.
 var searchSQL = `
-WITH all_words AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq, ` + textScoreSQL + ` AS score, c.embedding <=> $2::halfvec AS distance
-	FROM selmem_chunks c
-	WHERE $1 <> ''
-	AND c.tsv @@ websearch_to_tsquery('english', $1)
-	AND c.tsv @@ ` + anyTermSQL + filterSQL + `
-	LIMIT $10
+WITH stats AS (
+	SELECT n,
+		CASE WHEN sum_heading = 0 THEN 1 ELSE sum_heading / greatest(n, 1) END AS ah,
+		CASE WHEN sum_path = 0 THEN 1 ELSE sum_path / greatest(n, 1) END AS ap,
+		CASE WHEN sum_text = 0 THEN 1 ELSE sum_text / greatest(n, 1) END AS at
+	FROM selmem_lex_stats WHERE id = 1
 ),
-nearest AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq,
-		CASE WHEN $1 <> '' AND c.tsv @@ ` + anyTermSQL + ` THEN ` + textScoreSQL + ` END AS score,
-		c.embedding <=> $2::halfvec AS distance
-	FROM selmem_chunks c
-	WHERE $2::halfvec IS NOT NULL
-	AND c.embedding IS NOT NULL` + filterSQL + `
-	ORDER BY c.embedding <=> $2::halfvec
-	LIMIT $11
+qw AS (
+	SELECT w.word, w.term, w.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w (word, term, i)
 ),
-some_words AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq, ` + textScoreSQL + ` AS score, c.embedding <=> $2::halfvec AS distance
-	FROM selmem_chunks c
-	WHERE $1 <> ''
-	AND ($2::halfvec IS NULL
-		OR (SELECT reltuples FROM pg_class WHERE oid = 'selmem_chunks'::regclass) < $12::float4)
-	AND (SELECT count(*) FROM all_words) < $8
-	AND c.tsv @@ ` + anyTermSQL + `
-	AND NOT c.tsv @@ websearch_to_tsquery('english', $1)` + filterSQL + `
-	LIMIT $10
+known AS MATERIALIZED (
+	SELECT DISTINCT qw.term, t.df FROM qw JOIN selmem_terms t ON t.term = qw.term AND t.df > 0
 ),
-pool AS (
-	SELECT * FROM all_words
+missing AS MATERIALIZED (
+	SELECT DISTINCT ON (qw.word) qw.word, qw.i FROM qw
+	WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.term = qw.term)
+	ORDER BY qw.word, qw.i
+),
+fuzzy_words AS (
+	SELECT m.i, w.term FROM missing m
+	JOIN selmem_words w ON w.word ~>=~ m.word AND w.word ~<~ (m.word || chr(1114111)) AND w.word <> m.word
+	WHERE octet_length(m.word) >= $25
 	UNION
-	SELECT * FROM nearest
-	UNION
-	SELECT * FROM some_words
+	SELECT m.i, w.term FROM missing m
+	JOIN unnest($3::int[], $4::text[]) AS v (i, word) ON v.i = m.i
+	JOIN selmem_words w ON w.word = v.word
+	WHERE octet_length(m.word) >= $25
 ),
-text_hits AS (
-	SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
+fuzzy AS (
+	SELECT f.term, t.df, row_number() OVER (PARTITION BY f.i ORDER BY t.df DESC, f.term) AS rn
+	FROM fuzzy_words f JOIN selmem_terms t ON t.term = f.term AND t.df > 0
+),
+qt AS MATERIALIZED (
+	SELECT DISTINCT ON (term) term, df, weight FROM (
+		SELECT term, df, 1.0::float8 AS weight FROM known
+		UNION ALL
+		SELECT term, df, $23::float8 FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
+	) x ORDER BY term, weight DESC
+),
+qi AS MATERIALIZED (
+	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf FROM qt, stats s
+),
+vw AS (
+	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
+),
+cand AS MATERIALIZED (
+	SELECT p.chunk_id AS id FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
+		WHERE p.term = qi.term` + filterSQL + `
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT $13
+	) p
+	GROUP BY p.chunk_id
+	ORDER BY sum(qi.idf * p.impact) DESC, p.chunk_id
+	LIMIT $26
+),
+own AS MATERIALIZED (
+	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
+	FROM cand
+	JOIN selmem_chunks c ON c.id = cand.id
+	CROSS JOIN qi
+	JOIN selmem_postings p ON p.term = qi.term AND p.chunk_id = cand.id
+	CROSS JOIN stats s
+	CROSS JOIN LATERAL (SELECT
+		CASE WHEN p.tf_heading > 0 THEN $17::float8 * p.tf_heading / (1 - $16::float8 + $16::float8 * c.len_heading / s.ah) ELSE 0 END
+		+ CASE WHEN p.tf_path > 0 THEN $18::float8 * p.tf_path / (1 - $16::float8 + $16::float8 * c.len_path / s.ap) ELSE 0 END
+		+ CASE WHEN p.tf_text > 0 THEN p.tf_text / (1 - $16::float8 + $16::float8 * c.len_text / s.at) ELSE 0 END AS tf) x
+	WHERE x.tf > 0
+	GROUP BY c.id, c.path, c.seq
+),
+text_hits AS MATERIALIZED (
+	SELECT t.id, t.path, t.seq, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
 	FROM (
-		SELECT id, path, seq, score FROM pool
-		WHERE score IS NOT NULL
-		ORDER BY score DESC, path, seq
-		LIMIT $8
+		SELECT o.id, o.path, o.seq, o.score + $19::float8 * coalesce(max(nb.score), 0) AS score
+		FROM own o LEFT JOIN own nb ON nb.path = o.path AND (nb.seq = o.seq - 1 OR nb.seq = o.seq + 1)
+		GROUP BY o.id, o.path, o.seq, o.score
+		ORDER BY score DESC, o.path, o.seq
+		LIMIT $11
 	) t
 ),
+nearest AS MATERIALIZED (
+	SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec AS distance
+	FROM selmem_chunks c
+	WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0
+	AND c.embedding IS NOT NULL` + filterSQL + `
+	ORDER BY c.embedding <=> $5::halfvec
+	LIMIT $14
+),
 vector_hits AS (
-	SELECT v.id, row_number() OVER (ORDER BY v.distance, v.path, v.seq) AS rank
+	SELECT v.id, row_number() OVER (ORDER BY v.distance, v.path, v.seq) AS rank, 1 - v.distance AS sim
 	FROM (
-		SELECT id, path, seq, distance FROM pool
-		WHERE distance IS NOT NULL
+		SELECT id, path, seq, distance FROM (
+			SELECT id, path, seq, distance FROM nearest
+			UNION
+			SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec
+			FROM text_hits t JOIN selmem_chunks c ON c.id = t.id
+			WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND c.embedding IS NOT NULL
+		) u
 		ORDER BY distance, path, seq
-		LIMIT $8
+		LIMIT $11
 	) v
 ),
 fused AS (
@@ -120,7 +168,8 @@ fused AS (
 		coalesce(t.rank, 0) AS text_rank,
 		coalesce(v.rank, 0) AS vector_rank,
 		coalesce(1.0::float8 / (` + strconv.Itoa(memstore.RRFK) + ` + t.rank), 0)
-		+ coalesce(1.0::float8 / (` + strconv.Itoa(memstore.RRFK) + ` + v.rank), 0) AS score
+		+ coalesce((SELECT w FROM vw) / (` + strconv.Itoa(memstore.RRFK) + ` + v.rank), 0) AS score,
+		v.sim
 	FROM text_hits t FULL OUTER JOIN vector_hits v ON v.id = t.id
 )
 SELECT c.path, c.seq, c.workspace, c.scope, c.type, c.heading, c.start_line, c.end_line,
@@ -128,20 +177,19 @@ SELECT c.path, c.seq, c.workspace, c.scope, c.type, c.heading, c.start_line, c.e
 	f.score, f.text_rank, f.vector_rank
 FROM fused f
 JOIN selmem_chunks c ON c.id = f.id
+WHERE EXISTS (SELECT 1 FROM text_hits) OR f.sim >= $22::float8
 ORDER BY f.score DESC, c.path, c.seq
-LIMIT $9`
+LIMIT $12`
 
-// anyTermSQL is the OR of the query's lexemes.
-const anyTermSQL = `replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery`
+// Typo tolerance, as the embedded index's (sqliteindex).
+const (
+	fuzzyMinLen = 4
+	fuzzyMax    = 3
+)
 
-// textScoreSQL is the full-text score of a chunk matching anyTermSQL. Every
-// scan computes it with this one expression, so a chunk found by two scans
-// has two identical rows, which the pool's UNION merges.
-const textScoreSQL = `ts_rank_cd(c.tsv, ` + anyTermSQL + `, 32)
-		+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END`
-
-// searchArgs returns searchSQL's arguments for q, with defaults applied.
-func (ix *Index) searchArgs(q memstore.Query) []any {
+// searchArgs returns searchSQL's arguments for q, with defaults applied,
+// and whether the query can match anything at all.
+func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 10
@@ -158,9 +206,31 @@ func (ix *Index) searchArgs(q memstore.Query) []any {
 	if types == nil {
 		types = []string{}
 	}
-	return []any{cleanText(q.Text), vectorArg(q.Vector), q.Workspace, q.Scope, types, q.IncludeInvalid, now, cand, limit,
-		max(ix.opts.TextPool, cand), nearestPool(cand), ix.opts.PartialScanBelow}
+	words, terms := []string{}, []string{}
+	vidx, variants := []int32{}, []string{}
+	memstore.TermWords(cleanText(q.Text), func(word, term string) {
+		if slices.Contains(words, word) {
+			return
+		}
+		words = append(words, word)
+		terms = append(terms, term)
+		if len(word) >= fuzzyMinLen {
+			for _, v := range memstore.EditVariants(word) {
+				vidx = append(vidx, int32(len(words)))
+				variants = append(variants, v)
+			}
+		}
+	})
+	vec := vectorArg(q.Vector)
+	r := &ix.rank
+	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
+		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
+		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand)}, len(words) > 0 || vec != nil
 }
+
+// rescorePool is how many full-text candidates a search with cand
+// candidates scores exactly: Options.TextPool, at least eight times cand.
+func (ix *Index) rescorePool(cand int) int { return max(8*cand, ix.opts.TextPool) }
 
 // nearestPool is how many chunks a search with cand candidates takes from
 // the HNSW index: twice cand, since they also feed the full-text ranking.
@@ -197,11 +267,11 @@ func (ix *Index) efSearch(cand int) int {
 // transaction bounded by Options.QueryTimeout.
 func (ix *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
 	const op = "Search"
-	args := ix.searchArgs(q)
-	if args[0] == "" && args[1] == nil {
+	args, ok := ix.searchArgs(q)
+	if !ok {
 		return nil, nil
 	}
-	cand := args[7].(int)
+	cand := args[10].(int)
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
 	defer cancel()
 	var hits []memstore.Hit
@@ -272,15 +342,15 @@ func timeOf(t pgtype.Timestamptz) time.Time {
 // reads.
 func (ix *Index) ExplainSearch(ctx context.Context, q memstore.Query) (string, error) {
 	const op = "ExplainSearch"
-	args := ix.searchArgs(q)
-	if args[0] == "" && args[1] == nil {
+	args, ok := ix.searchArgs(q)
+	if !ok {
 		return "", invalid(op, "query has neither text nor vector")
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
 	defer cancel()
 	var lines []string
 	err := pgx.BeginTxFunc(ctx, ix.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := ix.setSession(ctx, tx, args[7].(int)); err != nil {
+		if err := ix.setSession(ctx, tx, args[10].(int)); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+searchSQL, args...)

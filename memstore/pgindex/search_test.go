@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
 // note is a corpus entry for builtin-embedder searches.
@@ -181,119 +184,98 @@ func TestSearch_UserTextNeverFails(t *testing.T) {
 	}
 }
 
-// TestSearch_RRF checks the one-statement fusion against rankings computed
-// independently: full-text ranks from a separate query, vector ranks from
-// exact cosine distances in Go, scores from the RRF formula.
-func TestSearch_RRF(t *testing.T) {
+// TestSearch_MatchesEmbedded checks that Postgres ranks as the embedded
+// index does (memstore.Ranking): the same corpus in both, the same queries
+// (exact words, a typo, a word fragment, a word no chunk holds, a
+// workspace filter, nonsense under a floor), the same hits with the same
+// ranks and fused scores.
+func TestSearch_MatchesEmbedded(t *testing.T) {
 	t.Parallel()
 	const dim = 8
-	ix, pool := newIndex(t, dim)
+	ix, _ := newIndex(t, dim)
+	emb, err := sqliteindex.Open(filepath.Join(t.TempDir(), "index.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
 	ctx := context.Background()
-	// 40 files; "alpha" appears in every third, "beta" in every fourth, with
-	// repetition varying the full-text score.
-	vecs := map[string][]float32{}
+	st := memstore.IndexState{Embedder: "test", Dim: dim}
+	for _, idx := range []memstore.Index{ix, emb} {
+		if err := idx.Reset(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 40 files of three chunks: "alpha" in every third file, "beta" in
+	// every fourth, with repetition varying the scores; neighbours share
+	// their scores.
+	files := map[string][]memstore.Chunk{}
 	for i := range 40 {
-		p := fmt.Sprintf("/memories/notes/n%02d.md", i)
-		var text []string
-		if i%3 == 0 {
-			text = append(text, strings.Repeat("alpha ", 1+i%5))
+		p := fmt.Sprintf("/memories/workspaces/ws%d/n%02d.md", i%2, i)
+		for seq := range 3 {
+			var text []string
+			if i%3 == 0 && seq == 1 {
+				text = append(text, strings.Repeat("alpha ", 1+i%5))
+			}
+			if i%4 == 0 && seq != 1 {
+				text = append(text, "beta")
+			}
+			text = append(text, fmt.Sprintf("filler words here, section %d", seq))
+			heading := fmt.Sprintf("Part %d", seq)
+			files[p] = append(files[p], memstore.Chunk{Path: p, Seq: seq, Workspace: fmt.Sprintf("ws%d", i%2),
+				Scope: memstore.ScopeWorkspace, Type: "note", Heading: heading,
+				Context: fmt.Sprintf("ws%d › n%02d.md › %s", i%2, i, heading),
+				Text:    strings.Join(text, " "), Embedding: randVec(uint64(100+3*i+seq), dim)})
 		}
-		if i%4 == 0 {
-			text = append(text, "beta")
-		}
-		text = append(text, "filler words here")
-		c := memstore.Chunk{Path: p, Scope: memstore.ScopeOther, Type: "note",
-			Text: strings.Join(text, " "), Embedding: randVec(uint64(100+i), dim)}
-		vecs[p] = c.Embedding
-		if err := ix.Replace(ctx, p, []memstore.Chunk{c}); err != nil {
+	}
+	for _, idx := range []memstore.BatchIndex{ix, emb} {
+		if err := idx.ReplaceMany(ctx, files); err != nil {
 			t.Fatal(err)
 		}
 	}
-	qv := randVec(7, dim)
-	q := memstore.Query{Text: "alpha beta", Vector: qv, Limit: 40, Candidates: 10}
-	hits, err := ix.Search(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// Independent vector ranking: exact distances, ties by path.
-	type pd struct {
-		path string
-		d    float64
-	}
-	var byDist []pd
-	for p, v := range vecs {
-		byDist = append(byDist, pd{p, cosineDistance(qv, v)})
-	}
-	sort.Slice(byDist, func(i, j int) bool {
-		if byDist[i].d != byDist[j].d {
-			return byDist[i].d < byDist[j].d
-		}
-		return byDist[i].path < byDist[j].path
-	})
-	wantVector := map[string]int{}
-	for i := 0; i < q.Candidates; i++ {
-		wantVector[byDist[i].path] = i + 1
-	}
-	// Independent full-text ranking through the same expressions, no fusion.
-	rows, err := pool.Query(ctx, `SELECT path FROM selmem_chunks c
-		WHERE c.tsv @@ replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery
-		ORDER BY ts_rank_cd(c.tsv, replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery, 32)
-			+ CASE WHEN c.tsv @@ websearch_to_tsquery('english', $1) THEN 1 ELSE 0 END DESC, path, seq
-		LIMIT $2`, q.Text, q.Candidates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantText := map[string]int{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
+	// Scores are summed in float32 in the embedded index: compare them
+	// within rounding, and ranks exactly.
+	for _, q := range []memstore.Query{
+		{Text: "alpha beta"},
+		{Text: "alpha beta", Vector: randVec(7, dim)},
+		{Text: "alpah", Vector: randVec(8, dim)},
+		{Text: "alph fillers"},
+		{Text: "beta zzyzx", Vector: randVec(9, dim)},
+		{Text: "beta section", Workspace: "ws1"},
+		{Vector: randVec(11, dim)},
+		{Vector: randVec(12, dim), Workspace: "ws0"},
+		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: 2},
+		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: -1},
+	} {
+		q.Limit, q.Candidates = 40, 20
+		want, err := emb.Search(ctx, q)
+		if err != nil {
 			t.Fatal(err)
 		}
-		wantText[p] = len(wantText) + 1
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-
-	union := map[string]bool{}
-	for p := range wantText {
-		union[p] = true
-	}
-	for p := range wantVector {
-		union[p] = true
-	}
-	if got, want := len(hits), len(union); got != want {
-		t.Fatalf("%d hits, want %d (union of both rankings)", got, want)
-	}
-	rrf := func(rank int) float64 {
-		if rank == 0 {
-			return 0
+		got, err := ix.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return 1 / float64(memstore.RRFK+rank)
-	}
-	for i, h := range hits {
-		if h.TextRank != wantText[h.Path] || h.VectorRank != wantVector[h.Path] {
-			t.Errorf("%s: ranks (text %d, vector %d), want (%d, %d)", h.Path, h.TextRank, h.VectorRank,
-				wantText[h.Path], wantVector[h.Path])
+		type row struct {
+			Key               string
+			TextRank, VecRank int
 		}
-		if want := rrf(h.TextRank) + rrf(h.VectorRank); math.Abs(h.Score-want) > 1e-12 {
-			t.Errorf("%s: score %v, want %v", h.Path, h.Score, want)
+		rows := func(hs []memstore.Hit) []row {
+			var out []row
+			for _, h := range hs {
+				out = append(out, row{fmt.Sprintf("%s#%d", h.Path, h.Seq), h.TextRank, h.VectorRank})
+			}
+			return out
 		}
-		if i > 0 {
-			prev := hits[i-1]
-			if prev.Score < h.Score || prev.Score == h.Score && prev.Path > h.Path {
-				t.Errorf("hits %d and %d out of order: %v/%s before %v/%s", i-1, i, prev.Score, prev.Path, h.Score, h.Path)
+		if diff := cmp.Diff(rows(want), rows(got)); diff != "" {
+			t.Errorf("%q (vector %t, workspace %q): Postgres differs from the embedded index (-embedded +postgres):\n%s",
+				q.Text, q.Vector != nil, q.Workspace, diff)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+				t.Errorf("%q: %s#%d score %v, embedded %v", q.Text, got[i].Path, got[i].Seq, got[i].Score, want[i].Score)
 			}
 		}
-	}
-	// Both rankings contribute and some chunk is in both.
-	var both bool
-	for _, h := range hits {
-		both = both || h.TextRank > 0 && h.VectorRank > 0
-	}
-	if len(wantText) == 0 || !both {
-		t.Errorf("degenerate corpus: %d text hits, overlap %v", len(wantText), both)
 	}
 }
 
@@ -348,7 +330,7 @@ func planIndexes(plan any, into map[string]bool) {
 
 // TestSearch_ExplainUsesIndexes runs EXPLAIN (ANALYZE) of the search
 // statement, with the same session settings as Search, on a corpus large
-// enough for the planner to choose both the GIN and the HNSW index on its
+// enough for the planner to choose both the postings and the HNSW index on its
 // own: enable_seqscan is left on.
 func TestSearch_ExplainUsesIndexes(t *testing.T) {
 	if testing.Short() {
@@ -357,7 +339,7 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 	t.Parallel()
 	const dim, n = 32, 20000
 	ix, pool := newIndex(t, dim)
-	bulkLoad(t, pool, n, dim)
+	bulkLoad(t, ix, n, dim)
 
 	tests := []struct {
 		name string
@@ -372,7 +354,7 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 			used := map[string]bool{}
 			planIndexes(plan, used)
 			t.Logf("indexes used: %v", used)
-			for _, want := range []string{"selmem_chunks_tsv_idx", "selmem_chunks_embedding_idx"} {
+			for _, want := range []string{textIndexName, vectorIndexName} {
 				if !used[want] {
 					b, _ := json.MarshalIndent(plan, "", " ")
 					t.Errorf("plan does not use %s; indexes used: %v\n%s", want, used, b)
@@ -396,8 +378,8 @@ func explain(t *testing.T, ix *Index, pool *pgxpool.Pool, q memstore.Query) any 
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	args := ix.searchArgs(q)
-	if err := ix.setSession(ctx, tx, args[7].(int)); err != nil {
+	args, _ := ix.searchArgs(q)
+	if err := ix.setSession(ctx, tx, args[10].(int)); err != nil {
 		t.Fatal(err)
 	}
 	var out []byte
@@ -468,77 +450,5 @@ func TestIndex_SurvivesRestart(t *testing.T) {
 	}
 	if len(hits) != 1 || hits[0].Path != "/memories/a.md" {
 		t.Errorf("Search after restart = %v, want /memories/a.md", paths(hits))
-	}
-}
-
-// TestSearch_PartialScanBelow checks where partial full-text matches come
-// from. On a table below Options.PartialScanBelow chunks a hybrid search
-// scores every chunk matching some query word when few match all; above
-// it, only those among the nearest chunks, while a search without a vector
-// still scans them.
-func TestSearch_PartialScanBelow(t *testing.T) {
-	t.Parallel()
-	const dim = 8
-	ix, pool := newIndex(t, dim)
-	ctx := context.Background()
-	// One chunk matches both query words and 30 match "gamma" only, all
-	// with vectors pointing away from the query's; 20 chunks share no word
-	// with the query and lie nearest to it.
-	qv := randVec(3, dim)
-	away := make([]float32, dim)
-	for i, x := range qv {
-		away[i] = -x
-	}
-	files := map[string][]memstore.Chunk{}
-	add := func(p, text string, v []float32) {
-		files[p] = []memstore.Chunk{{Path: p, Scope: memstore.ScopeOther, Type: "note", Text: text, Embedding: v}}
-	}
-	add("/memories/notes/both.md", "gamma delta", away)
-	for i := range 30 {
-		add(fmt.Sprintf("/memories/notes/g%02d.md", i), "gamma filler", away)
-	}
-	for i := range 20 {
-		add(fmt.Sprintf("/memories/notes/n%02d.md", i), "unrelated words", qv)
-	}
-	if err := ix.ReplaceMany(ctx, files); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "ANALYZE selmem_chunks"); err != nil {
-		t.Fatal(err)
-	}
-	large, err := New(pool, &Options{Dim: dim, PartialScanBelow: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Candidates 5: the full-text ranking is 5 deep, the nearest pool the
-	// 10 unrelated chunks.
-	hybrid := memstore.Query{Text: "gamma delta", Vector: qv, Limit: 40, Candidates: 5}
-	textOnly := memstore.Query{Text: "gamma delta", Limit: 40, Candidates: 5}
-	tests := []struct {
-		name string
-		ix   *Index
-		q    memstore.Query
-		want int // hits with a full-text rank
-	}{
-		{"small table, hybrid", ix, hybrid, 5},
-		{"large table, hybrid", large, hybrid, 1},
-		{"large table, text only", large, textOnly, 5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			hits, err := tt.ix.Search(ctx, tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for _, h := range hits {
-				if h.TextRank > 0 {
-					n++
-				}
-			}
-			if n != tt.want {
-				t.Errorf("%d hits with a full-text rank, want %d", n, tt.want)
-			}
-		})
 	}
 }

@@ -113,7 +113,7 @@ func TestStore_ReindexOnPostgres(t *testing.T) {
 		t.Fatalf("Reindex: %v", err)
 	}
 	var n int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'selmem_chunks'
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings')
 		AND indexname IN ($1, $2)`, textIndexName, vectorIndexName).Scan(&n); err != nil {
 		t.Fatal(err)
 	}

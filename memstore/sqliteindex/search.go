@@ -4,28 +4,19 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-
-	"modernc.org/sqlite"
 
 	"github.com/selmem/selmem/memstore"
 )
 
-// maxQueryTerms bounds the terms of a full-text query.
-const maxQueryTerms = 32
-
-// Search ranks the chunks passing q's filters by their full-text match of
-// q.Text and by cosine similarity to q.Vector, and fuses the two rankings
-// with reciprocal rank fusion. Ties are broken by path, then seq.
-//
-// The full-text ranking puts chunks containing more of the query's distinct
-// words first and orders chunks containing equally many by BM25; see
-// textSearch.
+// Search ranks the chunks passing q's filters by full text (BM25F over the
+// in-memory lexicon, see memstore.Ranking) and by similarity to q.Vector,
+// and fuses the two rankings with weighted reciprocal rank fusion. When no
+// chunk matches a word of the query, only chunks whose similarity reaches
+// q.MinSimilarity are hits. Ties are broken by path, then seq.
 func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
@@ -40,8 +31,7 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	if isZero(vec) {
 		vec = nil
 	}
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 && vec == nil {
+	if strings.TrimSpace(q.Text) == "" && vec == nil {
 		return nil, nil
 	}
 
@@ -60,18 +50,17 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	if !ok {
 		return nil, nil
 	}
-
-	var textRanked, vecRanked []ranked
-	if len(terms) > 0 {
-		var err error
-		if textRanked, err = i.textSearch(ctx, &f, terms, q.Candidates); err != nil {
-			return nil, err
-		}
+	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight)
+	textRanked := i.vecs.textSearch(&i.rank, &f, terms, q.Candidates)
+	var vecRanked []ranked
+	vw := i.rank.VectorWeight
+	if unknown > 0 || len(terms) == 0 {
+		vw = i.rank.UnknownVectorWeight
 	}
-	if vec != nil {
+	if vec != nil && vw > 0 {
 		vecRanked = i.vecs.search(&f, vec, q.Candidates)
 	}
-	fused := fuse(textRanked, vecRanked, q.Limit)
+	fused := fuse(textRanked, vecRanked, vw, q.MinSimilarity, q.Limit)
 	return i.fetch(ctx, fused)
 }
 
@@ -106,251 +95,99 @@ func isZero(v []float32) bool {
 	return true
 }
 
-// maxLevelQueries bounds the AND queries textSearch runs for one level.
-const maxLevelQueries = 10
-
-// textSearch returns the best k chunks passing f that contain any of terms,
-// best first. A chunk's level is the number of distinct terms it contains;
-// chunks rank by level, then by BM25 (weighted by column), then by path and
-// seq. Chunks containing every word are what a memory search is after, and
-// ranking by level first lets the search stop early: levels are read from
-// the top, each with one AND query per combination of that many terms, until
-// k chunks are found. A level needing more than maxLevelQueries queries, and
-// everything below it, is read with one OR query as a single last level, in
-// BM25 order. FTS5 computes bm25() for every row a query returns, which is
-// what costs; an AND query returns few rows, the OR query all rows containing
-// any term.
-//
-// A chunk of level j contains exactly one combination of j terms, so the AND
-// queries of a level return it once, and the bm25() of that query equals the
-// bm25() of the OR query: terms absent from a chunk add nothing to its score.
-func (i *Index) textSearch(ctx context.Context, f *vecFilter, terms []string, k int) ([]ranked, error) {
-	var out []ranked
-	tq := &textQuery{vecs: i.vecs, f: f, seen: make(map[int64]bool), h: make(topHeap, 0, k)}
-	for level := len(terms); level >= 1 && len(out) < k; level-- {
-		var exprs []string
-		if level == 1 || binomial(len(terms), level) > maxLevelQueries {
-			exprs = []string{strings.Join(terms, " OR ")}
-			level = 1
-		} else {
-			for _, set := range combinations(len(terms), level) {
-				var sb strings.Builder
-				for j, t := range set {
-					if j > 0 {
-						sb.WriteString(" AND ")
-					}
-					sb.WriteString(terms[t])
-				}
-				exprs = append(exprs, sb.String())
-			}
-		}
-		tq.h, tq.k = tq.h[:0], k-len(out)
-		for _, expr := range exprs {
-			if err := i.matchInto(ctx, tq, expr); err != nil {
-				return nil, err
-			}
-		}
-		tq.h.sort()
-		for _, r := range tq.h {
-			tq.seen[r.id] = true
-		}
-		out = append(out, tq.h...)
+// textSearch returns the best k rows passing f by full-text score (BM25F
+// plus the neighbour share, memstore.Ranking), best first.
+func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, terms []queryTerm, k int) []ranked {
+	if len(terms) == 0 || len(s.rows) == 0 {
+		return nil
 	}
-	return out, nil
-}
-
-// Names of the SQL functions of textSearch, registered on the index's
-// connections by Open.
-const (
-	sqlKeep  = "selmem_keep"  // (handle, rowid): whether the chunk takes part
-	sqlOffer = "selmem_offer" // (handle, rowid, bm25): offers the chunk to the ranking
-)
-
-// textQuery is the state of one textSearch level, which the SQL functions
-// reach through its handle.
-type textQuery struct {
-	vecs *vecStore
-	f    *vecFilter
-	seen map[int64]bool // chunks ranked at higher levels
-	h    topHeap        // the best k chunks offered, by -bm25
-	k    int
-	row  int // the row selmem_keep last found, -1 for none
-}
-
-// matchInto offers every chunk matching the FTS5 expression expr that passes
-// tq's filter and was not seen to tq.h. The filter runs in SQL, before
-// bm25(), whose cost is what a query over common words spends its time on,
-// and the ranking in Go, so that no row crosses database/sql.
-func (i *Index) matchInto(ctx context.Context, tq *textQuery, expr string) error {
-	tq.row = -1
-	handle := i.nextHandle.Add(1)
-	i.textQueries.Store(handle, tq)
-	defer i.textQueries.Delete(handle)
-	// selmem_offer returns false, so the query returns no rows; CASE keeps
-	// bm25() from running on the chunks selmem_keep rejects.
-	rows, err := i.db.QueryContext(ctx, fmt.Sprintf(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?2
-		AND CASE WHEN %s(?1, rowid) THEN %s(?1, rowid, bm25(chunks_fts, %g, %g, %g)) END`,
-		sqlKeep, sqlOffer, weightHeading, weightContext, weightText), handle, expr)
-	if err != nil {
-		return fmt.Errorf("search: full text: %w", err)
+	n := len(s.rows)
+	buf := s.scratch(n)
+	defer s.pool.Put(buf)
+	scores := (*buf)[:n]
+	var touched []int32
+	for _, t := range terms {
+		touched = s.lex.score(r, t.id, t.weight, scores, touched)
 	}
-	defer rows.Close()
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("search: full text: %w", err)
-	}
-	return nil
-}
-
-// textQuery returns the query of handle.
-func (i *Index) textQuery(handle driver.Value) (*textQuery, error) {
-	h, _ := handle.(int64)
-	tq, ok := i.textQueries.Load(h)
-	if !ok {
-		return nil, fmt.Errorf("%s: no full-text query %v", sqlKeep, handle)
-	}
-	return tq.(*textQuery), nil
-}
-
-// sqlKeep implements selmem_keep(handle, rowid).
-func (i *Index) sqlKeep(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	tq, err := i.textQuery(args[0])
-	if err != nil {
-		return nil, err
-	}
-	id, _ := args[1].(int64)
-	if tq.seen[id] {
-		return false, nil
-	}
-	r := tq.vecs.find(id, tq.row)
-	if r < 0 {
-		return false, nil
-	}
-	tq.row = r
-	return tq.f.match(&tq.vecs.rows[r]), nil
-}
-
-// sqlOffer implements selmem_offer(handle, rowid, bm25) for a chunk
-// selmem_keep accepted.
-func (i *Index) sqlOffer(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	tq, err := i.textQuery(args[0])
-	if err != nil {
-		return nil, err
-	}
-	id, _ := args[1].(int64)
-	bm25, _ := args[2].(float64)
-	// bm25() is lower for better matches.
-	if len(tq.h) == tq.k && -bm25 < tq.h[0].score {
-		return false, nil
-	}
-	r := tq.row // found by selmem_keep for this chunk
-	if r < 0 || tq.vecs.rows[r].id != id {
-		if r = tq.vecs.find(id, 0); r < 0 {
-			return false, nil
-		}
-	}
-	row := &tq.vecs.rows[r]
-	tq.h.offer(ranked{id: id, path: row.path, seq: row.seq, score: -bm25}, tq.k)
-	return false, nil
-}
-
-// binomial returns n choose k for n <= maxQueryTerms.
-func binomial(n, k int) int {
-	b := 1
-	for j := 1; j <= k; j++ {
-		b = b * (n - k + j) / j
-	}
-	return b
-}
-
-// combinations returns every k-element subset of 0..n-1, each ascending.
-func combinations(n, k int) [][]int {
-	var out [][]int
-	set := make([]int, k)
-	var rec func(start, j int)
-	rec = func(start, j int) {
-		if j == k {
-			out = append(out, slices.Clone(set))
+	h := make(topHeap, 0, k)
+	offer := func(row int32, score float64) {
+		if len(h) == k && score < h[0].score {
 			return
 		}
-		for x := start; x <= n-(k-j); x++ {
-			set[j] = x
-			rec(x+1, j+1)
+		rw := &s.rows[row]
+		if !f.match(rw) {
+			return
+		}
+		h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
+	}
+	if r.Neighbour == 0 {
+		for _, row := range touched {
+			offer(row, float64(scores[row]))
+		}
+	} else {
+		// A row's neighbours are the rows before and after it of the same
+		// path: a file's chunks are stored together, in order.
+		adjacent := func(row, d int32) (int32, bool) {
+			o := row + d
+			if o < 0 || int(o) >= n || s.rows[o].path != s.rows[row].path || s.rows[o].seq != s.rows[row].seq+int(d) {
+				return 0, false
+			}
+			return o, true
+		}
+		best := func(row int32) float64 {
+			var b float32
+			for _, d := range []int32{-1, 1} {
+				if o, ok := adjacent(row, d); ok {
+					b = max(b, scores[o])
+				}
+			}
+			return float64(scores[row]) + r.Neighbour*float64(b)
+		}
+		for _, row := range touched {
+			offer(row, best(row))
 		}
 	}
-	rec(0, 0)
-	return out
+	for _, row := range touched {
+		scores[row] = 0
+	}
+	h.sort()
+	return h
 }
-
-// queryTerms turns free text into safe FTS5 terms: the text's distinct words
-// (runs of letters, digits and marks), each quoted. Stop words are dropped
-// unless nothing else is left. It returns nil when the text has no words.
-func queryTerms(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r)
-	})
-	var terms, stops []string
-	for _, w := range words {
-		switch {
-		case slices.Contains(terms, w) || slices.Contains(stops, w):
-		case stopWords[w]:
-			stops = append(stops, w)
-		default:
-			terms = append(terms, w)
-		}
-	}
-	if len(terms) == 0 {
-		terms = stops
-	}
-	if len(terms) > maxQueryTerms {
-		terms = terms[:maxQueryTerms]
-	}
-	for k, t := range terms {
-		terms[k] = `"` + t + `"` // words hold no '"', so quoting is enough
-	}
-	return terms
-}
-
-// stopWords are English words too common to be worth a full-text term.
-var stopWords = func() map[string]bool {
-	m := make(map[string]bool)
-	for _, w := range strings.Fields(`a about above after again all am an and any are as at be because been
-		before being below between both but by can could did do does doing down during each few for from
-		further had has have having he her here hers him his how i if in into is it its itself just me more
-		most my no nor not now of off on once only or other our ours out over own same she should so some
-		such than that the their theirs them then there these they this those through to too under until up
-		very was we were what when where which while who whom why will with would you your yours`) {
-		m[w] = true
-	}
-	return m
-}()
 
 // fused is a hit with the row id to fetch its chunk by.
 type fused struct {
 	id  int64
 	hit memstore.Hit
+	sim float64 // vector similarity, when in the vector ranking
 }
 
-// fuse combines the rankings with reciprocal rank fusion and returns the
-// best limit, highest score first, ties broken by path then seq.
-func fuse(text, vec []ranked, limit int) []fused {
+// fuse combines the rankings with reciprocal rank fusion, the vector
+// ranking weighted by vectorWeight, and returns the best limit, highest
+// score first, ties broken by path then seq. When the full-text ranking is
+// empty (nothing matched a word of the query) only vector hits with a
+// similarity of at least floor remain: the relevance floor.
+func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 	byID := make(map[int64]int, len(text)+len(vec))
 	var out []fused
-	add := func(rs []ranked, setRank func(h *memstore.Hit, rank int)) {
-		for k, r := range rs {
-			j, ok := byID[r.id]
+	add := func(rs []ranked, weight float64, setRank func(f *fused, rank int, score float64)) {
+		for k, x := range rs {
+			j, ok := byID[x.id]
 			if !ok {
 				j = len(out)
-				byID[r.id] = j
-				out = append(out, fused{id: r.id, hit: memstore.Hit{Chunk: memstore.Chunk{Path: r.path, Seq: r.seq}}})
+				byID[x.id] = j
+				out = append(out, fused{id: x.id, hit: memstore.Hit{Chunk: memstore.Chunk{Path: x.path, Seq: x.seq}}})
 			}
-			setRank(&out[j].hit, k+1)
-			out[j].hit.Score += 1 / float64(memstore.RRFK+k+1)
+			setRank(&out[j], k+1, x.score)
+			out[j].hit.Score += weight / float64(memstore.RRFK+k+1)
 		}
 	}
-	add(text, func(h *memstore.Hit, rank int) { h.TextRank = rank })
-	add(vec, func(h *memstore.Hit, rank int) { h.VectorRank = rank })
+	add(text, 1, func(f *fused, rank int, _ float64) { f.hit.TextRank = rank })
+	if vectorWeight > 0 {
+		add(vec, vectorWeight, func(f *fused, rank int, sim float64) { f.hit.VectorRank, f.sim = rank, sim })
+	}
+	if len(text) == 0 {
+		out = slices.DeleteFunc(out, func(f fused) bool { return f.sim < floor })
+	}
 	slices.SortFunc(out, func(a, b fused) int {
 		if c := cmp.Compare(b.hit.Score, a.hit.Score); c != 0 {
 			return c

@@ -1,24 +1,21 @@
 package sqliteindex_test
 
 import (
-	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	_ "modernc.org/sqlite"
 
 	"github.com/selmem/selmem/memstore"
-	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
-func TestSearch_AllWordsFirst(t *testing.T) {
+func TestSearch_BothWordsFirst(t *testing.T) {
 	ctx := context.Background()
 	idx := openTemp(t)
 	defer idx.Close()
@@ -43,28 +40,24 @@ func TestSearch_AllWordsFirst(t *testing.T) {
 	for _, h := range hits {
 		got = append(got, h.Path)
 	}
-	// b holds both words; a holds "invoices" more often than c "archived",
-	// but each holds only one.
+	// b holds both words; a and c one each, equally rare, and a holds
+	// its word three times.
 	if want := []string{"/memories/org/b.md", "/memories/org/a.md", "/memories/org/c.md"}; !slices.Equal(got, want) {
 		t.Errorf("hits %v, want %v", got, want)
 	}
 }
 
-// TestSearch_TextRanking checks the full-text ranking against its definition:
-// more distinct query words first, then the bm25() of the OR of the words,
-// then path and seq.
+// TestSearch_TextRanking checks the full-text ranking against its
+// definition (memstore.Ranking): BM25F over heading, path and text, plus the
+// neighbour share, then path and seq.
 func TestSearch_TextRanking(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "index.db")
-	idx, err := sqliteindex.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx := openTemp(t)
 	defer idx.Close()
 	if err := idx.Reset(ctx, memstore.IndexState{Embedder: "none"}); err != nil {
 		t.Fatal(err)
 	}
-	// Words the porter stemmer leaves alone.
+	// Words the stemmer leaves alone.
 	words := strings.Fields("kilo lima oscar tango delta zulu echo golf hotel india")
 	r := rand.New(rand.NewPCG(5, 6))
 	text := func(n int) string {
@@ -74,25 +67,24 @@ func TestSearch_TextRanking(t *testing.T) {
 		}
 		return strings.Join(ws, " ")
 	}
+	var all []memstore.Chunk
 	for f := range 60 {
 		p := fmt.Sprintf("/memories/workspaces/ws%d/f%02d.md", f%3, f)
 		var chunks []memstore.Chunk
 		for seq := range 3 {
-			chunks = append(chunks, memstore.Chunk{Path: p, Seq: seq, Workspace: fmt.Sprintf("ws%d", f%3),
-				Scope: memstore.ScopeWorkspace, Type: "note", Heading: text(1), Text: text(2 + r.IntN(8))})
+			c := memstore.Chunk{Path: p, Seq: seq, Workspace: fmt.Sprintf("ws%d", f%3),
+				Scope: memstore.ScopeWorkspace, Type: "note", Heading: text(1), Text: text(2 + r.IntN(8))}
+			c.Context = c.Workspace + " › " + path.Base(p) + " › " + c.Heading
+			chunks = append(chunks, c)
 		}
 		if err := idx.Replace(ctx, p, chunks); err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, chunks...)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	for range 40 {
-		query := strings.Fields(text(1 + r.IntN(5)))
-		q := memstore.Query{Text: strings.Join(query, " "), Limit: 200, Candidates: 200}
+		query := text(1 + r.IntN(5))
+		q := memstore.Query{Text: query, Limit: 200, Candidates: 200}
 		if r.IntN(2) == 0 {
 			q.Workspace = "ws1"
 		}
@@ -100,62 +92,102 @@ func TestSearch_TextRanking(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		want := wantTextScores(all, strings.Fields(query), memstore.DefaultRanking())
 		var got []string
-		for _, h := range hits {
-			got = append(got, fmt.Sprintf("%s#%d", h.Path, h.Seq))
+		for k, h := range hits {
+			key := fmt.Sprintf("%s#%d", h.Path, h.Seq)
+			got = append(got, key)
+			if k > 0 {
+				prev := hits[k-1]
+				a, b := want[fmt.Sprintf("%s#%d", prev.Path, prev.Seq)], want[key]
+				// Scores are summed in float32: within rounding, either
+				// order is right (DeterministicTies checks exact ties).
+				if b > a*(1+1e-5) {
+					t.Errorf("Search(%q): %s (%v) after %s#%d (%v)", query, key, b, prev.Path, prev.Seq, a)
+				}
+			}
 		}
-		if diff := gocmp.Diff(wantTextRanking(t, db, query, q.Workspace), got); diff != "" {
-			t.Errorf("Search(%q, workspace %q) (-want +got):\n%s", q.Text, q.Workspace, diff)
+		var wantKeys []string
+		for key := range want {
+			if q.Workspace == "" || strings.Contains(key, "/"+q.Workspace+"/") {
+				wantKeys = append(wantKeys, key)
+			}
+		}
+		slices.Sort(wantKeys)
+		slices.Sort(got)
+		if diff := gocmp.Diff(wantKeys, got); diff != "" {
+			t.Errorf("Search(%q, workspace %q) hits (-want +got):\n%s", query, q.Workspace, diff)
 		}
 	}
 }
 
-// wantTextRanking ranks the chunks of workspace ("" for all) containing any
-// of words by definition.
-func wantTextRanking(t *testing.T, db *sql.DB, words []string, workspace string) []string {
-	t.Helper()
+// wantTextScores scores every chunk holding a query word by the
+// definition of memstore.Ranking, computed from scratch: BM25F with the
+// corpus's document frequencies and average field lengths, plus the
+// neighbour share. The test's words are their own terms.
+func wantTextScores(chunks []memstore.Chunk, query []string, rk memstore.Ranking) map[string]float64 {
+	type doc struct {
+		fields [3][]string
+	}
+	docs := make([]doc, len(chunks))
+	var avg [3]float64
+	df := map[string]int{}
+	for i, c := range chunks {
+		pathField := strings.TrimSuffix(c.Context, " › "+c.Heading)
+		for f, text := range []string{c.Heading, pathField, c.Text} {
+			memstore.Terms(text, func(term string) { docs[i].fields[f] = append(docs[i].fields[f], term) })
+			avg[f] += float64(len(docs[i].fields[f])) / float64(len(chunks))
+		}
+		seen := map[string]bool{}
+		for _, fs := range docs[i].fields {
+			for _, w := range fs {
+				if !seen[w] {
+					seen[w] = true
+					df[w]++
+				}
+			}
+		}
+	}
 	var terms []string
-	for _, w := range words {
-		if !slices.Contains(terms, w) {
+	for _, w := range query {
+		if !slices.Contains(terms, w) && df[w] > 0 {
 			terms = append(terms, w)
 		}
 	}
-	rows, err := db.Query(`SELECT c.path, c.seq, c.heading || ' ' || c.context || ' ' || c.text, bm25(chunks_fts, 3, 1, 1)
-		FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? AND (? = '' OR c.workspace = ?)`, strings.Join(terms, " OR "), workspace, workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	type match struct {
-		path       string
-		seq, level int
-		text       string
-		bm25       float64
-	}
-	var ms []match
-	for rows.Next() {
-		var m match
-		if err := rows.Scan(&m.path, &m.seq, &m.text, &m.bm25); err != nil {
-			t.Fatal(err)
-		}
-		have := strings.Fields(m.text)
+	weights := [3]float64{rk.HeadingWeight, rk.PathWeight, 1}
+	own := make([]float64, len(chunks))
+	for i, d := range docs {
 		for _, w := range terms {
-			if slices.Contains(have, w) {
-				m.level++
+			var tf float64
+			for f, fs := range d.fields {
+				n := 0
+				for _, x := range fs {
+					if x == w {
+						n++
+					}
+				}
+				if n > 0 {
+					tf += weights[f] * float64(n) / (1 - rk.B + rk.B*float64(len(fs))/avg[f])
+				}
+			}
+			if tf > 0 {
+				idf := math.Log(1 + (float64(len(chunks))-float64(df[w])+0.5)/(float64(df[w])+0.5))
+				own[i] += idf * tf / (rk.K1 + tf)
 			}
 		}
-		ms = append(ms, m)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(ms, func(a, b match) int {
-		return cmp.Or(cmp.Compare(b.level, a.level), cmp.Compare(a.bm25, b.bm25), strings.Compare(a.path, b.path), cmp.Compare(a.seq, b.seq))
-	})
-	var out []string
-	for _, m := range ms {
-		out = append(out, fmt.Sprintf("%s#%d", m.path, m.seq))
+	out := map[string]float64{}
+	for i, c := range chunks {
+		if own[i] == 0 {
+			continue
+		}
+		var nb float64
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(chunks) && chunks[j].Path == c.Path {
+				nb = max(nb, own[j])
+			}
+		}
+		out[fmt.Sprintf("%s#%d", c.Path, c.Seq)] = own[i] + rk.Neighbour*nb
 	}
 	return out
 }

@@ -3,14 +3,12 @@ package sqliteindex
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -25,19 +23,11 @@ import (
 var ErrCorrupt = errors.New("index file corrupt or of an unknown schema")
 
 // schemaVersion is stored in PRAGMA user_version; any other non-zero value
-// is ErrCorrupt. Version 2 moved the embeddings out of chunks into vectors.
-const schemaVersion = 2
+// is ErrCorrupt. Version 2 moved the embeddings out of chunks into vectors;
+// version 3 dropped the FTS5 table: the full-text index is built in memory.
+const schemaVersion = 3
 
-// Column weights of bm25(): heading counts above context and text.
-const (
-	weightHeading = 3.0
-	weightContext = 1.0
-	weightText    = 1.0
-)
-
-// schema creates a new index file. chunks_fts is an external-content FTS5
-// table over chunks, maintained explicitly by insertChunks and deleteWhere.
-// AUTOINCREMENT keeps row ids from being reused, so an id read by a search
+// schema creates a new index file. AUTOINCREMENT keeps row ids from being reused, so an id read by a search
 // never names a different chunk later. The embeddings live in their own
 // narrow table, keyed by the chunk's id, so that loading them scans only
 // vectors and reading a chunk never pages in its embedding.
@@ -66,11 +56,6 @@ CREATE TABLE vectors (
 	id        INTEGER PRIMARY KEY,
 	embedding BLOB    NOT NULL
 );
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-	heading, context, text,
-	content = 'chunks', content_rowid = 'id',
-	tokenize = 'porter unicode61 remove_diacritics 2'
-);
 CREATE TABLE state (
 	id       INTEGER PRIMARY KEY CHECK (id = 1),
 	"commit" TEXT    NOT NULL,
@@ -94,13 +79,17 @@ const (
 type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Ranking sets the ranking's parameters; nil means
+	// memstore.DefaultRanking().
+	Ranking *memstore.Ranking
 }
 
 // Index is the SQLite memstore.Index. It is safe for concurrent use; writes
 // are serialised.
 type Index struct {
-	db  *sql.DB
-	log *slog.Logger
+	db   *sql.DB
+	log  *slog.Logger
+	rank memstore.Ranking
 
 	// writeMu serialises writers (Replace, DeletePath, SetState, Reset).
 	writeMu sync.Mutex
@@ -112,22 +101,7 @@ type Index struct {
 	mu   sync.RWMutex
 	dim  int       // recorded dimension; written under writeMu and mu
 	vecs *vecStore // nil until the first search loads it
-
-	// textQueries holds the running full-text queries by handle, for the
-	// SQL functions of textSearch.
-	textQueries sync.Map // int64 → *textQuery
-	nextHandle  atomic.Int64
 }
-
-// connector opens connections with driver, which carries the index's SQL
-// functions.
-type connector struct {
-	driver *sqlite.Driver
-	dsn    string
-}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.driver }
 
 var _ memstore.BatchIndex = (*Index)(nil)
 
@@ -146,17 +120,14 @@ func Open(path string, opts *Options) (*Index, error) {
 	// page; the mapping is address space, not memory.
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 		fmt.Sprintf("&_pragma=mmap_size(%d)&_txlock=immediate", mmapSize)
-	idx := &Index{log: log}
-	// The SQL functions of textSearch are registered on a driver of this
-	// index's own, so they reach only its connections.
-	d := &sqlite.Driver{}
-	if err := d.RegisterScalarFunction(sqlKeep, 2, idx.sqlKeep); err != nil {
+	idx := &Index{log: log, rank: memstore.DefaultRanking()}
+	if opts != nil && opts.Ranking != nil {
+		idx.rank = *opts.Ranking
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	if err := d.RegisterScalarFunction(sqlOffer, 3, idx.sqlOffer); err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	db := sql.OpenDB(connector{driver: d, dsn: dsn})
 	idx.db = db
 	if err := idx.init(context.Background()); err != nil {
 		db.Close()
@@ -304,7 +275,6 @@ func (i *Index) Reset(ctx context.Context, st memstore.IndexState) error {
 	}
 	defer tx.Rollback()
 	for _, q := range []string{
-		"INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
 		"DELETE FROM vectors",
 		"DELETE FROM chunks",
 	} {

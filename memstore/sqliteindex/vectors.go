@@ -30,7 +30,8 @@ type vecStore struct {
 	dead   int
 	byPath map[string][]int // live rows of each path
 	names  map[string]int32 // interned workspace, scope and type values
-	pool   sync.Pool        // *[]float32 score buffers
+	lex    *lexicon         // the full-text index of the rows
+	pool   sync.Pool        // *[]float32 score buffers, zeroed when put back
 }
 
 // vecRow is the metadata of one row.
@@ -50,6 +51,7 @@ func newVecStore(dim, capacity int) *vecStore {
 		rows:   make([]vecRow, 0, capacity),
 		byPath: make(map[string][]int),
 		names:  make(map[string]int32),
+		lex:    newLexicon(capacity),
 	}
 	for d := range s.cols {
 		s.cols[d] = make([]float32, 0, capacity)
@@ -109,10 +111,11 @@ func loadVecStore(ctx context.Context, db *sql.DB, dim int) (*vecStore, error) {
 	return s, nil
 }
 
-// readRows appends the filter fields of every chunk to s, in id order.
+// readRows appends the filter fields of every chunk to s, in id order, and
+// indexes their text.
 func readRows(ctx context.Context, db *sql.DB, s *vecStore) error {
-	rows, err := db.QueryContext(ctx, `SELECT id, path, seq, workspace, scope, type, invalid_at, expires_at
-		FROM chunks ORDER BY id`)
+	rows, err := db.QueryContext(ctx, `SELECT id, path, seq, workspace, scope, type, invalid_at, expires_at,
+		heading, context, text FROM chunks ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -122,13 +125,16 @@ func readRows(ctx context.Context, db *sql.DB, s *vecStore) error {
 			r                    vecRow
 			ws, scope, ty        string
 			invalidAt, expiresAt sql.NullInt64
+			heading, context     string
+			text                 sql.RawBytes
 		)
-		if err := rows.Scan(&r.id, &r.path, &r.seq, &ws, &scope, &ty, &invalidAt, &expiresAt); err != nil {
+		if err := rows.Scan(&r.id, &r.path, &r.seq, &ws, &scope, &ty, &invalidAt, &expiresAt, &heading, &context, &text); err != nil {
 			return err
 		}
 		r.workspace, r.scope, r.ty = s.intern(ws), s.intern(scope), s.intern(ty)
 		r.invalidAt, r.expiresAt = orNever(invalidAt), orNever(expiresAt)
 		s.appendRow(r)
+		s.lex.add(fieldsOf(heading, context, string(text)))
 	}
 	return rows.Err()
 }
@@ -254,6 +260,7 @@ func (s *vecStore) add(id int64, c *memstore.Chunk) {
 		invalidAt: nanosOrNever(c.InvalidAt),
 		expiresAt: nanosOrNever(c.ExpiresAt),
 	})
+	s.lex.add(fieldsOf(c.Heading, c.Context, c.Text))
 }
 
 // nanosOrNever is nanos for the in-memory rows.
@@ -290,6 +297,7 @@ func (s *vecStore) tombstone(path string) {
 	rs := s.byPath[path]
 	for _, r := range rs {
 		s.rows[r].dead = true
+		s.lex.remove(r)
 	}
 	s.dead += len(rs)
 	delete(s.byPath, path)
@@ -316,6 +324,7 @@ func (s *vecStore) compact() {
 		}
 		s.cols[d] = col[:len(keep)]
 	}
+	s.lex.compact(keep)
 	rows := s.rows
 	s.rows = s.rows[:0]
 	clear(s.byPath)
@@ -390,14 +399,12 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 		return nil
 	}
 	n := len(s.rows)
-	buf, _ := s.pool.Get().(*[]float32)
-	if buf == nil || cap(*buf) < n {
-		b := make([]float32, n)
-		buf = &b
-	}
+	buf := s.scratch(n)
 	scores := (*buf)[:n]
-	clear(scores)
-	defer s.pool.Put(buf)
+	defer func() {
+		clear(scores)
+		s.pool.Put(buf)
+	}()
 	for d, w := range vec {
 		if w != 0 {
 			axpy(scores, w, s.cols[d][:n])
@@ -414,6 +421,17 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 	}
 	h.sort()
 	return h
+}
+
+// scratch returns a zeroed score buffer of at least n values; put it back
+// into s.pool zeroed.
+func (s *vecStore) scratch(n int) *[]float32 {
+	buf, _ := s.pool.Get().(*[]float32)
+	if buf == nil || cap(*buf) < n {
+		b := make([]float32, n)
+		buf = &b
+	}
+	return buf
 }
 
 // axpy adds a*x to y.

@@ -38,6 +38,7 @@ func TestVecStore_Remove(t *testing.T) {
 			for seq := range perFile {
 				s.cols[0] = append(s.cols[0], float32(id))
 				s.appendRow(vecRow{id: id, path: pathOf(f), seq: seq})
+				s.lex.add(fieldsOf("", "", "shared file"+strconv.Itoa(f)))
 				id++
 			}
 		}
@@ -86,6 +87,28 @@ func TestVecStore_Remove(t *testing.T) {
 			}
 			if live != want || len(s.rows)-s.dead != want {
 				t.Errorf("live rows %d (rows %d, dead %d), want %d", live, len(s.rows), s.dead, want)
+			}
+			// The full-text statistics count live rows only, and every
+			// posting names a live row of its file.
+			if got := s.lex.live; got != want {
+				t.Errorf("lexicon live rows %d, want %d", got, want)
+			}
+			if got := s.lex.df[s.lex.ids["share"]]; int(got) != want {
+				t.Errorf("df of a word in every chunk = %d, want %d", got, want)
+			}
+			for f := range files {
+				id, ok := s.lex.ids["file"+strconv.Itoa(f)]
+				if !ok {
+					t.Fatalf("file%d not in the lexicon", f)
+				}
+				if got, wantDF := s.lex.df[id], map[bool]int32{true: 0, false: perFile}[tt.gone(f)]; got != wantDF {
+					t.Errorf("df of file%d = %d, want %d", f, got, wantDF)
+				}
+				for _, p := range s.lex.post[id] {
+					if r := s.rows[p.row]; !r.dead && r.path != pathOf(f) {
+						t.Errorf("posting of file%d names row %d of %s", f, p.row, r.path)
+					}
+				}
 			}
 		})
 	}

@@ -104,14 +104,8 @@ func (i *Index) DeletePath(ctx context.Context, path string) error {
 	return nil
 }
 
-// deleteWhere deletes the chunks matching where from chunks, vectors and
-// chunks_fts.
+// deleteWhere deletes the chunks matching where from chunks and vectors.
 func deleteWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) error {
-	// An external-content FTS5 table is told the old values to remove.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (chunks_fts, rowid, heading, context, text)
-		SELECT 'delete', id, heading, context, text FROM chunks WHERE `+where, args...); err != nil {
-		return fmt.Errorf("delete full-text rows: %w", err)
-	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE "+where+")", args...); err != nil {
 		return fmt.Errorf("delete vectors: %w", err)
 	}
@@ -121,8 +115,7 @@ func deleteWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) err
 	return nil
 }
 
-// insertChunks inserts chunks, their vectors and their full-text rows and
-// returns their ids.
+// insertChunks inserts chunks and their vectors and returns their ids.
 func insertChunks(ctx context.Context, tx *sql.Tx, chunks []memstore.Chunk) ([]int64, error) {
 	if len(chunks) == 0 {
 		return nil, nil
@@ -134,11 +127,6 @@ func insertChunks(ctx context.Context, tx *sql.Tx, chunks []memstore.Chunk) ([]i
 		return nil, err
 	}
 	defer ins.Close()
-	fts, err := tx.PrepareContext(ctx, "INSERT INTO chunks_fts (rowid, heading, context, text) VALUES (?, ?, ?, ?)")
-	if err != nil {
-		return nil, err
-	}
-	defer fts.Close()
 	vec, err := tx.PrepareContext(ctx, "INSERT INTO vectors (id, embedding) VALUES (?, ?)")
 	if err != nil {
 		return nil, err
@@ -156,9 +144,6 @@ func insertChunks(ctx context.Context, tx *sql.Tx, chunks []memstore.Chunk) ([]i
 		}
 		if ids[k], err = res.LastInsertId(); err != nil {
 			return nil, fmt.Errorf("insert chunk %d: %w", c.Seq, err)
-		}
-		if _, err := fts.ExecContext(ctx, ids[k], c.Heading, c.Context, c.Text); err != nil {
-			return nil, fmt.Errorf("index chunk %d: %w", c.Seq, err)
 		}
 		if len(c.Embedding) > 0 {
 			blob = appendVector(blob[:0], c.Embedding)

@@ -1,0 +1,95 @@
+package devset
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSets checks that the generated sets are deterministic, large enough,
+// and labelled with sections that exist: every relevant reference names a
+// file of the set holding a heading that ends with the reference's.
+func TestSets(t *testing.T) {
+	tests := []struct {
+		name       string
+		gen        func(seed uint64) Set
+		minQueries int
+		classes    []string
+	}{
+		{"conversation", func(seed uint64) Set { return Conversations(seed, 20) }, 800,
+			[]string{"multi-hop", "preference", "single-hop", "temporal"}},
+		{"workspace", func(seed uint64) Set { return Workspaces(seed, 20) }, 1000,
+			[]string{"abbreviation", "heading", "paraphrase", "synonym", "typo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.gen(12)
+			if again := tt.gen(12); !reflect.DeepEqual(s, again) {
+				t.Fatal("two generations with one seed differ")
+			}
+			if got := len(s.Queries); got < tt.minQueries {
+				t.Errorf("%d queries, want at least %d", got, tt.minQueries)
+			}
+			classes := map[string]bool{}
+			ids := map[string]bool{}
+			for _, q := range s.Queries {
+				classes[q.Class] = true
+				if ids[q.ID] {
+					t.Errorf("query id %s repeats", q.ID)
+				}
+				ids[q.ID] = true
+				if len(q.Relevant) == 0 {
+					t.Errorf("%s (%q): no relevant section", q.ID, q.Text)
+				}
+				for _, r := range q.Relevant {
+					content, ok := s.Files[strings.TrimPrefix(r.Path, "/memories/")]
+					if !ok {
+						t.Errorf("%s: relevant file %s not in the set", q.ID, r.Path)
+						continue
+					}
+					if r.Heading != "" && !strings.Contains(content, "## "+r.Heading+"\n") {
+						t.Errorf("%s: %s has no section %q", q.ID, r.Path, r.Heading)
+					}
+				}
+			}
+			if got := slices.Sorted(maps.Keys(classes)); !slices.Equal(got, tt.classes) {
+				t.Errorf("classes %v, want %v", got, tt.classes)
+			}
+		})
+	}
+}
+
+func TestNonsense(t *testing.T) {
+	qs := Nonsense(1, 50, []string{"a", "b"})
+	if len(qs) != 50 {
+		t.Fatalf("%d queries, want 50", len(qs))
+	}
+	for _, q := range qs {
+		if q.Class != "nonsense" || len(q.Relevant) != 0 || len(strings.Fields(q.Text)) < 2 {
+			t.Errorf("query %+v: want a nonsense query of two or more words with nothing relevant", q)
+		}
+	}
+}
+
+func TestWriteRead(t *testing.T) {
+	s := Workspaces(3, 2)
+	s.Queries = append(s.Queries, Nonsense(3, 5, nil)...)
+	dir := t.TempDir()
+	if err := s.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Files, s.Files) || len(got.Queries) != len(s.Queries) {
+		t.Errorf("read back %d files, %d queries; wrote %d, %d", len(got.Files), len(got.Queries), len(s.Files), len(s.Queries))
+	}
+	for i := range s.Queries {
+		if !reflect.DeepEqual(got.Queries[i], s.Queries[i]) && !(len(s.Queries[i].Relevant) == 0 && len(got.Queries[i].Relevant) == 0) {
+			t.Errorf("query %d: read %+v, wrote %+v", i, got.Queries[i], s.Queries[i])
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/sqliteindex"
+)
+
+// variant is a ranking to evaluate: a change to the default ranking.
+type variant struct {
+	name   string
+	change func(*memstore.Ranking)
+	floor  float64 // memstore.Options.MinSimilarity; 0 for the embedder's
+}
+
+func (v variant) apply(o *sqliteindex.Options) {
+	r := memstore.DefaultRanking()
+	v.change(&r)
+	o.Ranking = &r
+}
+
+// variants are the rankings -variants can name: "default" is what selmem
+// ships, each other one changes one thing of it, for the ablation table.
+var variants = []variant{
+	{name: "default", change: func(*memstore.Ranking) {}},
+	{name: "no-neighbour", change: func(r *memstore.Ranking) { r.Neighbour = 0 }},
+	{name: "neighbour-0.5", change: func(r *memstore.Ranking) { r.Neighbour = 0.5 }},
+	{name: "heading-1", change: func(r *memstore.Ranking) { r.HeadingWeight = 1 }},
+	{name: "heading-3", change: func(r *memstore.Ranking) { r.HeadingWeight = 3 }},
+	{name: "no-path-field", change: func(r *memstore.Ranking) { r.PathWeight = 0 }},
+	{name: "no-vector", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 0, 0 }},
+	{name: "vector-0.25", change: func(r *memstore.Ranking) { r.VectorWeight = 0.25 }},
+	{name: "unknown-vector-1", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 1 }},
+	{name: "unknown-vector-0.5", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 0.5 }},
+	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
+	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
+	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 1, 1 }},
+	{name: "b-0.5", change: func(r *memstore.Ranking) { r.B = 0.5 }},
+	{name: "k1-0.9", change: func(r *memstore.Ranking) { r.K1 = 0.9 }},
+	{name: "k1-1.6", change: func(r *memstore.Ranking) { r.K1 = 1.6 }},
+	{name: "no-floor", change: func(*memstore.Ranking) {}, floor: -2},
+	{name: "floor-0.25", change: func(*memstore.Ranking) {}, floor: 0.25},
+	{name: "floor-0.35", change: func(*memstore.Ranking) {}, floor: 0.35},
+	{name: "floor-0.4", change: func(*memstore.Ranking) {}, floor: 0.4},
+	{name: "plain BM25 (all off)", change: func(r *memstore.Ranking) {
+		r.Neighbour, r.HeadingWeight, r.PathWeight, r.VectorWeight, r.UnknownVectorWeight = 0, 1, 0, 0, 0
+	}},
+}
+
+func variantByName(name string) (variant, bool) {
+	i := slices.IndexFunc(variants, func(v variant) bool { return v.name == name })
+	if i < 0 {
+		return variant{}, false
+	}
+	return variants[i], true
+}
+
+func variantNames() []string {
+	var out []string
+	for _, v := range variants {
+		out = append(out, v.name)
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package memstore
+
+import "strings"
+
+// Ranking holds the parameters of the hybrid ranking every index backend
+// computes, so that backends given the same parameters return the same
+// hits.
+//
+// The full-text score of a chunk is BM25F over its terms (Terms): each
+// field's term frequency is normalised by the field's length against the
+// index's average, weighted (heading HeadingWeight, workspace and file name
+// PathWeight, text 1), summed, and saturated with K1; the inverse document
+// frequency comes from the index's own statistics. A chunk also takes
+// Neighbour times the best full-text score of the chunks just before and
+// after it in its file, so that an answer that shares few words with the
+// question ranks beside the turn that asked it.
+//
+// The two rankings, full text and vector similarity, are fused by weighted
+// reciprocal rank fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank),
+// where w is VectorWeight when the index knows every term of the query and
+// UnknownVectorWeight when it does not: a lexical vector (the built-in
+// embedder's) mostly repeats what full text found, and earns its place
+// where exact words fail, for typos, word fragments and words the memory
+// does not use.
+type Ranking struct {
+	K1            float64 // BM25 term-frequency saturation
+	B             float64 // BM25 length normalisation, 0..1
+	HeadingWeight float64 // weight of the heading field (text is 1)
+	PathWeight    float64 // weight of the workspace and file name field
+	Neighbour     float64 // share of the best adjacent chunk's full-text score added to a chunk's
+	VectorWeight  float64 // weight of the vector ranking in the fusion (full text is 1)
+	// UnknownVectorWeight replaces VectorWeight for queries holding a term
+	// no chunk contains.
+	UnknownVectorWeight float64
+	// TypoWeight weighs the terms standing in for a query word no chunk
+	// holds: those of the indexed words it begins or is one edit from
+	// (EditVariants), the three most frequent; 0 turns typo tolerance off.
+	TypoWeight float64
+}
+
+// DefaultRanking returns the ranking selmem ships with the built-in
+// embedder, chosen with bench/retrieval's ablations: the built-in vectors
+// are lexical, so they count only where a query's words are not all in the
+// memory.
+func DefaultRanking() Ranking {
+	return Ranking{K1: 1.2, B: 0.75, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.3, VectorWeight: 0, UnknownVectorWeight: 0.25, TypoWeight: 0.7}
+}
+
+// ModelRanking is DefaultRanking for a semantic embedding model (the
+// OpenAI-compatible embedder): its vectors know what the words do not, so
+// the vector ranking always counts as much as full text.
+func ModelRanking() Ranking {
+	r := DefaultRanking()
+	r.VectorWeight, r.UnknownVectorWeight = 1, 1
+	return r
+}
+
+// Fields of a chunk that the full-text ranking weighs separately.
+const (
+	FieldHeading = iota // the heading path
+	FieldPath           // workspace and file: Context without the heading
+	FieldText           // the section's text
+	NumFields
+)
+
+// ChunkFields splits a chunk into the texts of its ranking fields.
+func ChunkFields(heading, context, text string) [NumFields]string {
+	path := context
+	if heading != "" {
+		path = strings.TrimSuffix(context, headingSep+heading)
+	}
+	return [NumFields]string{heading, path, text}
+}
+
+// FieldWeights returns the weights of the fields, by Field constant.
+func (r *Ranking) FieldWeights() [NumFields]float64 {
+	return [NumFields]float64{r.HeadingWeight, r.PathWeight, 1}
+}

@@ -1,0 +1,254 @@
+package sqliteindex
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// nFields is the number of ranking fields of a chunk.
+const nFields = memstore.NumFields
+
+// posting is one chunk's occurrences of a term, per field (saturated at
+// 255).
+type posting struct {
+	row int32
+	tf  [nFields]uint8
+}
+
+// lexicon is the in-memory inverted index of the full-text ranking: for
+// every term (memstore.Terms) the rows holding it, and per row its field
+// lengths and terms, so that removing a row updates the statistics BM25
+// needs. It lives in vecStore and is guarded by Index.mu like it.
+type lexicon struct {
+	ids    map[string]int32
+	terms  []string
+	words  map[byte][]wordTerm // the indexed words by first byte, for prefix matching
+	wordOf map[string]int32    // the term of every indexed word
+	post   [][]posting         // by term id, rows ascending
+	df     []int32             // live rows holding the term
+	fwd    [][]int32           // by row: its distinct term ids
+	lens   [][nFields]uint16
+	sumLen [nFields]float64 // over live rows
+	live   int
+}
+
+// wordTerm is an indexed word and its term.
+type wordTerm struct {
+	word string
+	term int32
+}
+
+func newLexicon(capacity int) *lexicon {
+	return &lexicon{ids: make(map[string]int32), words: make(map[byte][]wordTerm), wordOf: make(map[string]int32), fwd: make([][]int32, 0, capacity), lens: make([][nFields]uint16, 0, capacity)}
+}
+
+// fieldsOf splits a chunk into the texts of its fields.
+func fieldsOf(heading, context, text string) [nFields]string {
+	return memstore.ChunkFields(heading, context, text)
+}
+
+// add indexes row, which must be the next row, with the texts of its
+// fields.
+func (l *lexicon) add(fields [nFields]string) {
+	row := int32(len(l.fwd))
+	tfs := map[int32]*[nFields]uint8{}
+	var order []int32
+	var lens [nFields]uint16
+	for f, text := range fields {
+		n := 0
+		memstore.TermWords(text, func(word, term string) {
+			n++
+			id, ok := l.ids[term]
+			if !ok {
+				id = int32(len(l.terms))
+				l.ids[term] = id
+				l.terms = append(l.terms, term)
+				l.post = append(l.post, nil)
+				l.df = append(l.df, 0)
+			}
+			if _, ok := l.wordOf[word]; !ok {
+				l.wordOf[word] = id
+				l.words[word[0]] = append(l.words[word[0]], wordTerm{word, id})
+			}
+			tf := tfs[id]
+			if tf == nil {
+				tf = new([nFields]uint8)
+				tfs[id] = tf
+				order = append(order, id)
+			}
+			if tf[f] < math.MaxUint8 {
+				tf[f]++
+			}
+		})
+		lens[f] = uint16(min(n, math.MaxUint16))
+		l.sumLen[f] += float64(lens[f])
+	}
+	for _, id := range order {
+		l.post[id] = append(l.post[id], posting{row: row, tf: *tfs[id]})
+		l.df[id]++
+	}
+	l.fwd = append(l.fwd, order)
+	l.lens = append(l.lens, lens)
+	l.live++
+}
+
+// remove takes row out of the statistics; its postings stay until compact.
+func (l *lexicon) remove(row int) {
+	for _, id := range l.fwd[row] {
+		l.df[id]--
+	}
+	for f := range nFields {
+		l.sumLen[f] -= float64(l.lens[row][f])
+	}
+	l.fwd[row] = nil
+	l.live--
+}
+
+// compact keeps the rows of keep (ascending), renumbered from 0.
+func (l *lexicon) compact(keep []int) {
+	newRow := make(map[int32]int32, len(keep))
+	for k, r := range keep {
+		newRow[int32(r)] = int32(k)
+		l.fwd[k], l.lens[k] = l.fwd[r], l.lens[r]
+	}
+	l.fwd, l.lens = l.fwd[:len(keep)], l.lens[:len(keep)]
+	for id, ps := range l.post {
+		out := ps[:0]
+		for _, p := range ps {
+			if r, ok := newRow[p.row]; ok {
+				p.row = r
+				out = append(out, p)
+			}
+		}
+		l.post[id] = out
+	}
+}
+
+// queryTerm is a term of a query with its weight: 1 for the query's own
+// terms, the typo weight for those standing in for a word the index lacks.
+type queryTerm struct {
+	id     int32
+	weight float64
+}
+
+// Fuzzy matching of query words the index lacks: a word of at least
+// fuzzyMinLen bytes stands for the indexed words it begins and those one
+// edit away that keep its first letter (memstore.EditVariants); the
+// fuzzyMax most frequent of their terms count, each at
+// memstore.Ranking.TypoWeight.
+const (
+	fuzzyMinLen = 4
+	fuzzyMax    = 3
+)
+
+// queryTerms returns the distinct terms of text the index holds, each
+// with its weight, and the number of the text's words it does not hold.
+// Typo tolerance applies only to the latter: words matching exactly are
+// never expanded.
+func (l *lexicon) queryTerms(text string, typoWeight float64) (terms []queryTerm, unknown int) {
+	seen := map[int32]bool{}
+	var missing []string
+	memstore.TermWords(text, func(word, term string) {
+		if id, ok := l.ids[term]; ok && l.df[id] > 0 {
+			if !seen[id] {
+				seen[id] = true
+				terms = append(terms, queryTerm{id, 1})
+			}
+			return
+		}
+		if !slices.Contains(missing, word) {
+			missing = append(missing, word)
+		}
+	})
+	for _, w := range missing {
+		if typoWeight == 0 {
+			break
+		}
+		for _, id := range l.fuzzy(w) {
+			if !seen[id] {
+				seen[id] = true
+				terms = append(terms, queryTerm{id, typoWeight})
+			}
+		}
+	}
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
+	return terms, len(missing)
+}
+
+// fuzzy returns the live terms of the indexed words near w, most
+// frequent first (ties by term), at most fuzzyMax.
+func (l *lexicon) fuzzy(w string) []int32 {
+	if len(w) < fuzzyMinLen {
+		return nil
+	}
+	var ids []int32
+	add := func(id int32) {
+		if l.df[id] > 0 && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, wt := range l.words[w[0]] {
+		if strings.HasPrefix(wt.word, w) {
+			add(wt.term)
+		}
+	}
+	for _, v := range memstore.EditVariants(w) {
+		if id, ok := l.wordOf[v]; ok {
+			add(id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(l.df[b], l.df[a]), strings.Compare(l.terms[a], l.terms[b]))
+	})
+	return ids[:min(len(ids), fuzzyMax)]
+}
+
+// maxQueryTerms bounds the terms of a full-text query.
+const maxQueryTerms = 32
+
+// idf is the BM25 inverse document frequency of term id.
+func (l *lexicon) idf(id int32) float64 {
+	n, df := float64(l.live), float64(l.df[id])
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// score adds the BM25F score of every live row holding term id, times
+// weight, to scores, and appends rows scored for the first time to touched.
+func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, scores []float32, touched []int32) []int32 {
+	idf := l.idf(id) * weight
+	var norm [nFields]float64 // field weight / average length
+	for f := range nFields {
+		avg := l.sumLen[f] / float64(max(l.live, 1))
+		if avg == 0 {
+			avg = 1
+		}
+		norm[f] = 1 / avg
+	}
+	w := r.FieldWeights()
+	for _, p := range l.post[id] {
+		if l.fwd[p.row] == nil {
+			continue // removed
+		}
+		lens := &l.lens[p.row]
+		var tf float64
+		for f := range nFields {
+			if p.tf[f] > 0 {
+				tf += w[f] * float64(p.tf[f]) / (1 - r.B + r.B*float64(lens[f])*norm[f])
+			}
+		}
+		if tf == 0 {
+			continue // only in fields weighted 0
+		}
+		if scores[p.row] == 0 {
+			touched = append(touched, p.row)
+		}
+		scores[p.row] += float32(idf * tf / (r.K1 + tf))
+	}
+	return touched
+}
