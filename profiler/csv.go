@@ -289,14 +289,25 @@ func newCSVReader(r io.Reader, s CSVSniff, maxField int) *csvReader {
 	return c
 }
 
+// resetBatch starts a new batch. Its buffers are sized like the last
+// batch's (a little more), not for a full batch: a header line or a small
+// file then costs little, while the batches of a large file, which come
+// out alike, are allocated once at their size. The first batch grows by
+// appending.
 func (c *csvReader) resetBatch() {
 	n := len(c.names)
+	prevData, prevOffs := c.data, c.offs
 	c.data = make([][]byte, n)
 	c.offs = make([][]int32, n)
 	c.nulls = make([][]int, n)
 	for i := range n {
-		c.data[i] = make([]byte, 0, batchBytes/n+64)
-		c.offs[i] = make([]int32, 1, batchRows+1)
+		dataCap, offsCap := 4096, 1024
+		if prevData != nil {
+			dataCap = max(dataCap, len(prevData[i])+len(prevData[i])/8)
+			offsCap = min(max(offsCap, len(prevOffs[i])+len(prevOffs[i])/8), batchRows+1)
+		}
+		c.data[i] = make([]byte, 0, dataCap)
+		c.offs[i] = make([]int32, 1, offsCap)
 	}
 	c.rows = 0
 	c.batch = 0
