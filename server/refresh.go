@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 
 	"github.com/selmem/selmem/internal/egress"
@@ -45,7 +46,25 @@ func NewRefresher(store *memstore.Store, cfg Config, log *slog.Logger) (*refresh
 		Access:           schemas.Access{Roots: cfg.Profile.DataRoots, Policy: policy},
 		MCP:              mcp,
 		MaxSnapshotBytes: cfg.Refresh.MaxSnapshotBytes,
+		MaxViewBytes:     cfg.Refresh.MaxViewBytes,
+		ArtifactsURL:     artifactsURL(cfg),
 		Author:           cfg.Author,
 		Logger:           log,
 	}), nil
+}
+
+// artifactsURL is where users open artifacts: refresh.artifacts_url, else
+// the HTTP listen address (a wildcard host read as localhost), else "".
+func artifactsURL(cfg Config) string {
+	if cfg.Refresh.ArtifactsURL != "" {
+		return cfg.Refresh.ArtifactsURL
+	}
+	host, port, err := net.SplitHostPort(cfg.HTTP.Addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + PathArtifacts
 }

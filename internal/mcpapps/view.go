@@ -1,0 +1,86 @@
+package mcpapps
+
+import (
+	_ "embed"
+	"encoding/json"
+	"html"
+	"strings"
+)
+
+//go:embed bridge.js
+var bridgeJS string
+
+// bridge is the view's script, for the protocol revision it speaks.
+var bridge = strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
+
+// Document is a view: inner (an artifact's page with its data, or a
+// notice) in the frame #selmem-view, and the bridge that talks to the host
+// and re-renders the frame when a tool result brings new data. The frame
+// is sandboxed to scripts; the host's policy, inherited by the frame,
+// keeps it off the network.
+func Document(title string, inner []byte) []byte {
+	var b strings.Builder
+	b.WriteString(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>`)
+	b.WriteString(html.EscapeString(title))
+	b.WriteString(`</title>
+<style>html,body{margin:0;padding:0}#selmem-view{display:block;border:0;width:100%;height:480px}</style>
+</head>
+<body>
+<iframe id="selmem-view" title="`)
+	b.WriteString(html.EscapeString(title))
+	b.WriteString(`" sandbox="allow-scripts allow-same-origin" srcdoc="`)
+	b.WriteString(html.EscapeString(string(inner)))
+	b.WriteString(`"></iframe>
+<script>
+`)
+	b.WriteString(bridge)
+	b.WriteString("</script>\n</body>\n</html>\n")
+	return []byte(b.String())
+}
+
+// Notice is a small page saying something about a view instead of
+// showing the artifact: no data yet, data too large. link, when set, is
+// the HTTP address of the artifact, opened through the host.
+func Notice(title, text, link string) []byte {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>`)
+	b.WriteString(html.EscapeString(title))
+	b.WriteString(`</title><style>body{font:15px/1.5 system-ui,sans-serif;margin:16px;color:#222}</style></head><body data-state="notice"><h1 style="font-size:18px">`)
+	b.WriteString(html.EscapeString(title))
+	b.WriteString(`</h1><p id="notice">`)
+	b.WriteString(html.EscapeString(text))
+	b.WriteString(`</p>`)
+	if link != "" {
+		b.WriteString(`<p><a id="open" data-selmem-open href="`)
+		b.WriteString(html.EscapeString(link))
+		b.WriteString(`">Open the artifact</a></p>`)
+	}
+	b.WriteString(`</body></html>`)
+	return []byte(b.String())
+}
+
+// Shown is the part of a tool result's _meta, under MetaKey, that a view
+// renders.
+type Shown struct {
+	URI       string          `json:"uri"`
+	Workspace string          `json:"workspace"`
+	Artifact  string          `json:"artifact"`
+	Snapshot  string          `json:"snapshot,omitempty"`
+	Rows      int64           `json:"rows"`
+	Program   string          `json:"program"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	TooLarge  bool            `json:"too_large,omitempty"`
+	URL       string          `json:"url,omitempty"`
+}
+
+// ResultMeta is the _meta of a tool result that shows an artifact: the
+// artifact's own view under ui.resourceUri, and what to render under
+// MetaKey.
+func ResultMeta(s Shown) map[string]any {
+	return map[string]any{"ui": map[string]any{"resourceUri": s.URI}, MetaKey: s}
+}
