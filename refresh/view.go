@@ -38,6 +38,11 @@ type View struct {
 	URL string
 }
 
+// SetArtifactsURL sets where artifacts are served over HTTP
+// (Options.ArtifactsURL), once a listener's address is known. Call it
+// before the refresher is used.
+func (r *Refresher) SetArtifactsURL(u string) { r.opts.ArtifactsURL = u }
+
 // HTML is the program with the data injected: what the view renders.
 func (v *View) HTML() []byte {
 	if v.Data == nil {

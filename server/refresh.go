@@ -54,12 +54,19 @@ func NewRefresher(store *memstore.Store, cfg Config, log *slog.Logger) (*refresh
 }
 
 // artifactsURL is where users open artifacts: refresh.artifacts_url, else
-// the HTTP listen address (a wildcard host read as localhost), else "".
+// derived from http.addr (cmd corrects it once the listener's port is
+// known), else "".
 func artifactsURL(cfg Config) string {
 	if cfg.Refresh.ArtifactsURL != "" {
 		return cfg.Refresh.ArtifactsURL
 	}
-	host, port, err := net.SplitHostPort(cfg.HTTP.Addr)
+	return ArtifactsURL(cfg.HTTP.Addr)
+}
+
+// ArtifactsURL is where an HTTP server listening on addr serves artifacts,
+// a wildcard host read as localhost; "" when addr is not host:port.
+func ArtifactsURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return ""
 	}

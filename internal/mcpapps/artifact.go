@@ -21,7 +21,7 @@ func Artifact(v *refresh.View) (doc []byte, shown Shown) {
 		inner = Notice(title, fmt.Sprintf("Artifact %s has no data yet: refresh it (refresh_artifact) to load its data.", title), "")
 	case v.TooLarge:
 		text := fmt.Sprintf("The data of %s (%d rows; %s with its page) is larger than this view's limit of %s, so it is not shown here.",
-			title, v.Snapshot.Rows, mib(v.Bytes), mib(v.MaxBytes))
+			title, v.Snapshot.Rows, size(v.Bytes), size(v.MaxBytes))
 		if v.URL == "" {
 			text += fmt.Sprintf(" Open it at /artifacts/%s/%s/ on selmem's HTTP server (selmem serve --http), or raise refresh.max_view_bytes.", v.Workspace, v.Artifact)
 		}
@@ -42,4 +42,13 @@ func Viewer() []byte {
 	return Document("selmem artifact", Notice("selmem artifact", "Waiting for an artifact: refresh_artifact or show_artifact brings one here.", ""))
 }
 
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// size is a byte count for people.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
