@@ -43,14 +43,6 @@ type View struct {
 // before the refresher is used.
 func (r *Refresher) SetArtifactsURL(u string) { r.opts.ArtifactsURL = u }
 
-// HTML is the program with the data injected: what the view renders.
-func (v *View) HTML() []byte {
-	if v.Data == nil {
-		return v.Program
-	}
-	return Inject(v.Program, v.Data)
-}
-
 var (
 	scriptSrc = regexp.MustCompile(`(?is)<script\b[^>]*?\bsrc\s*=\s*["']?([^"'\s>]+)["']?[^>]*>\s*</script\s*>`)
 	linkTag   = regexp.MustCompile(`(?is)<link\b[^>]*>`)

@@ -28,18 +28,18 @@ func Artifact(v *refresh.View) (doc []byte, shown Shown) {
 		inner = Notice(title, text, v.URL)
 		shown.TooLarge = true
 	default:
-		inner = v.HTML()
-		shown.Program, shown.Data = string(v.Program), v.Data
-		return Document(title, inner), shown
+		program := withReporter(v.Program)
+		shown.Program, shown.Data = string(program), v.Data
+		return Document(title, shown.Snapshot, refresh.Inject(program, v.Data)), shown
 	}
 	shown.Program = string(inner)
-	return Document(title, inner), shown
+	return Document(title, shown.Snapshot, inner), shown
 }
 
 // Viewer is the view the artifact tools name in their definitions: empty
 // until a tool result brings an artifact.
 func Viewer() []byte {
-	return Document("selmem artifact", Notice("selmem artifact", "Waiting for an artifact: refresh_artifact or show_artifact brings one here.", ""))
+	return Document("selmem artifact", "", Notice("selmem artifact", "Waiting for an artifact: refresh_artifact or show_artifact brings one here.", ""))
 }
 
 // size is a byte count for people.

@@ -42,34 +42,24 @@
     frame.srcdoc = html;
   }
 
-  // fit sizes the frame to its document and tells the host.
-  function fit() {
-    var doc;
-    try {
-      doc = frame.contentDocument;
-    } catch (e) {
-      return;
+  // The artifact's frame reports its height and the links it wants opened
+  // (see reporter.js); the view sizes the frame, tells the host, and has
+  // the host open links (ui/open-link): the sandbox opens nothing itself.
+  function fromFrame(m) {
+    if (m.selmemView === "size" && typeof m.height === "number") {
+      frame.style.height = m.height + "px";
+      notify("ui/notifications/size-changed", { height: Math.ceil(document.documentElement.getBoundingClientRect().height) });
+    } else if (m.selmemView === "open" && typeof m.url === "string") {
+      request("ui/open-link", { url: m.url }).catch(function () {});
     }
-    if (!doc || !doc.documentElement) {
-      return;
-    }
-    var height = Math.ceil(doc.documentElement.scrollHeight);
-    frame.style.height = height + "px";
-    notify("ui/notifications/size-changed", { height: height });
-    // Links marked data-selmem-open go through the host (ui/open-link):
-    // the sandbox opens nothing itself.
-    doc.addEventListener("click", function (e) {
-      var a = e.target && e.target.closest ? e.target.closest("a[data-selmem-open]") : null;
-      if (a) {
-        e.preventDefault();
-        request("ui/open-link", { url: a.href }).catch(function () {});
-      }
-    });
   }
-  frame.addEventListener("load", fit);
 
   window.addEventListener("message", function (e) {
     var m = e.data;
+    if (e.source === frame.contentWindow && m && m.selmemView) {
+      fromFrame(m);
+      return;
+    }
     if (e.source !== host || !m || m.jsonrpc !== "2.0") {
       return;
     }
@@ -105,6 +95,5 @@
     protocolVersion: "PROTOCOL_VERSION"
   }).then(function () {
     notify("ui/notifications/initialized");
-    fit();
   }, function () {});
 })();

@@ -4,21 +4,40 @@ import (
 	_ "embed"
 	"encoding/json"
 	"html"
+	"regexp"
 	"strings"
 )
 
 //go:embed bridge.js
 var bridgeJS string
 
+//go:embed reporter.js
+var reporterJS string
+
+var bodyEnd = regexp.MustCompile(`(?i)</body\s*>`)
+
+// withReporter adds to a page shown in the view's frame the script that
+// reports its height and the links to open to the view.
+func withReporter(page []byte) []byte {
+	script := "<script>\n" + reporterJS + "</script>\n"
+	locs := bodyEnd.FindAllIndex(page, -1)
+	if len(locs) == 0 {
+		return append(append([]byte{}, page...), script...)
+	}
+	at := locs[len(locs)-1][0]
+	return append(append(append([]byte{}, page[:at]...), script...), page[at:]...)
+}
+
 // bridge is the view's script, for the protocol revision it speaks.
 var bridge = strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
 
-// Document is a view: inner (an artifact's page with its data, or a
+// Document is a view of the data snapshot (its SHA-256, "" for none): inner (an artifact's page with its data, or a
 // notice) in the frame #selmem-view, and the bridge that talks to the host
 // and re-renders the frame when a tool result brings new data. The frame
-// is sandboxed to scripts; the host's policy, inherited by the frame,
-// keeps it off the network.
-func Document(title string, inner []byte) []byte {
+// is sandboxed to scripts (a page of its own origin, whatever the host
+// grants the view); the host's policy, inherited by the frame, keeps it off
+// the network.
+func Document(title, snapshot string, inner []byte) []byte {
 	var b strings.Builder
 	b.WriteString(`<!doctype html>
 <html lang="en">
@@ -30,10 +49,12 @@ func Document(title string, inner []byte) []byte {
 	b.WriteString(`</title>
 <style>html,body{margin:0;padding:0}#selmem-view{display:block;border:0;width:100%;height:480px}</style>
 </head>
-<body>
-<iframe id="selmem-view" title="`)
+<body data-selmem-snapshot="`)
+	b.WriteString(html.EscapeString(snapshot))
+	b.WriteString(`">
+<iframe id="selmem-view" name="selmem-view" title="`)
 	b.WriteString(html.EscapeString(title))
-	b.WriteString(`" sandbox="allow-scripts allow-same-origin" srcdoc="`)
+	b.WriteString(`" sandbox="allow-scripts" srcdoc="`)
 	b.WriteString(html.EscapeString(string(inner)))
 	b.WriteString(`"></iframe>
 <script>
@@ -61,7 +82,7 @@ func Notice(title, text, link string) []byte {
 		b.WriteString(`">Open the artifact</a></p>`)
 	}
 	b.WriteString(`</body></html>`)
-	return []byte(b.String())
+	return withReporter([]byte(b.String()))
 }
 
 // Shown is the part of a tool result's _meta, under MetaKey, that a view
