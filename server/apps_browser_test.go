@@ -24,7 +24,7 @@ const EnvScreenshot = "SELMEM_APPS_SCREENSHOT"
 
 // appsHost serves the test host page and the ext-apps host bridge with its
 // modules from the pinned node_modules.
-func appsHost(t *testing.T) *httptest.Server {
+func appsHost(t testing.TB) *httptest.Server {
 	t.Helper()
 	dir := nodeTools(t)
 	mods := filepath.Join(dir, "node_modules")
@@ -50,7 +50,7 @@ func appsHost(t *testing.T) *httptest.Server {
 }
 
 // readView reads a view resource as the host page takes it.
-func readView(t *testing.T, cs *mcp.ClientSession, uri string) string {
+func readView(t testing.TB, cs *mcp.ClientSession, uri string) string {
 	t.Helper()
 	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil || len(rr.Contents) != 1 {

@@ -28,11 +28,17 @@ type appsHome struct {
 	envs       []string
 }
 
-func newAppsHome(t *testing.T, rows []saleRow, extraEnv ...string) *appsHome {
-	t.Helper()
-	a := &appsHome{home: t.TempDir(), root: t.TempDir()}
+func newAppsHome(tb testing.TB, rows []saleRow, extraEnv ...string) *appsHome {
+	tb.Helper()
+	return newAppsHomeCSV(tb, salesCSV(rows, false), extraEnv...)
+}
+
+// newAppsHomeCSV is newAppsHome with the data given as CSV.
+func newAppsHomeCSV(tb testing.TB, csv string, extraEnv ...string) *appsHome {
+	tb.Helper()
+	a := &appsHome{home: tb.TempDir(), root: tb.TempDir()}
 	a.envs = append([]string{"SELMEM_PROFILE_DATA_ROOTS=" + a.root, "SELMEM_REFRESH_WATCH=false"}, extraEnv...)
-	a.write("sales-w1.csv", salesCSV(rows, false), 3*time.Hour)
+	a.write("sales-w1.csv", csv, 3*time.Hour)
 	a.cli("kind: file\npath: "+a.root+"/sales-*.csv\n", "create", "/memories/workspaces/demo/tools/weekly.yaml")
 	a.cli("", "artifact", "init", "demo", "dash", "--source", "weekly", "--title", "Weekly sales")
 	return a
@@ -62,7 +68,7 @@ func (a *appsHome) cli(stdin string, args ...string) string {
 
 // connectApps connects over HTTP in protocol version, declaring the MCP
 // Apps extension when ui is true.
-func connectApps(t *testing.T, url, version string, ui bool) *mcp.ClientSession {
+func connectApps(t testing.TB, url, version string, ui bool) *mcp.ClientSession {
 	t.Helper()
 	caps := &mcp.ClientCapabilities{}
 	if ui {
@@ -80,7 +86,7 @@ func connectApps(t *testing.T, url, version string, ui bool) *mcp.ClientSession 
 }
 
 // callRaw runs a tool and returns its whole result.
-func callRaw(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func callRaw(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -89,13 +95,13 @@ func callRaw(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 
 // shown is the part of a result's _meta a view renders.
 type shown struct {
-	URI      string          `json:"uri"`
-	Snapshot string          `json:"snapshot"`
-	Rows     int64           `json:"rows"`
-	Program  string          `json:"program"`
-	Data     json.RawMessage `json:"data"`
-	TooLarge bool            `json:"too_large"`
-	URL      string          `json:"url"`
+	URI      string `json:"uri"`
+	Snapshot string `json:"snapshot"`
+	Rows     int64  `json:"rows"`
+	Program  string `json:"program"`
+	Data     string `json:"data"`
+	TooLarge bool   `json:"too_large"`
+	URL      string `json:"url"`
 }
 
 func resultView(t *testing.T, res *mcp.CallToolResult) (uri string, s shown) {
@@ -169,7 +175,7 @@ func TestApps_Negotiation(t *testing.T) {
 				var data struct {
 					Rows int `json:"rows"`
 				}
-				if err := json.Unmarshal(s.Data, &data); err != nil || data.Rows != len(rows) {
+				if err := json.Unmarshal([]byte(s.Data), &data); err != nil || data.Rows != len(rows) {
 					t.Errorf("result data: %v, rows %d", err, data.Rows)
 				}
 				if !strings.Contains(s.Program, `<script type="application/json" id="selmem-data"></script>`) || strings.Contains(s.Program, `src="app.js"`) {
@@ -179,7 +185,7 @@ func TestApps_Negotiation(t *testing.T) {
 				if err != nil || show.IsError {
 					t.Fatalf("show_artifact: %v %v", err, show)
 				}
-				if _, s2 := resultView(t, show); s2.Snapshot != s.Snapshot || string(s2.Data) != string(s.Data) {
+				if _, s2 := resultView(t, show); s2.Snapshot != s.Snapshot || s2.Data != s.Data {
 					t.Errorf("show_artifact shows snapshot %s, refresh_artifact %s", s2.Snapshot, s.Snapshot)
 				}
 

@@ -29,7 +29,7 @@ func Artifact(v *refresh.View) (doc []byte, shown Shown) {
 		shown.TooLarge = true
 	default:
 		program := withReporter(v.Program)
-		shown.Program, shown.Data = string(program), v.Data
+		shown.Program, shown.Data = string(program), string(v.Data)
 		return Document(title, shown.Snapshot, refresh.Inject(program, v.Data)), shown
 	}
 	shown.Program = string(inner)

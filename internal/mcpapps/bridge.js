@@ -34,8 +34,8 @@
       return;
     }
     var html = view.program;
-    if (view.data !== undefined && view.data !== null) {
-      var json = JSON.stringify(view.data).replace(/</g, "\\u003c");
+    if (typeof view.data === "string") {
+      var json = view.data.replace(/</g, "\\u003c");
       html = html.split(POINT).join('<script type="application/json" id="selmem-data">' + json + "</" + "script>");
     }
     document.body.setAttribute("data-selmem-snapshot", view.snapshot || "");

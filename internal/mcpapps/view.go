@@ -2,7 +2,6 @@ package mcpapps
 
 import (
 	_ "embed"
-	"encoding/json"
 	"html"
 	"regexp"
 	"strings"
@@ -88,15 +87,17 @@ func Notice(title, text, link string) []byte {
 // Shown is the part of a tool result's _meta, under MetaKey, that a view
 // renders.
 type Shown struct {
-	URI       string          `json:"uri"`
-	Workspace string          `json:"workspace"`
-	Artifact  string          `json:"artifact"`
-	Snapshot  string          `json:"snapshot,omitempty"`
-	Rows      int64           `json:"rows"`
-	Program   string          `json:"program"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	TooLarge  bool            `json:"too_large,omitempty"`
-	URL       string          `json:"url,omitempty"`
+	URI       string `json:"uri"`
+	Workspace string `json:"workspace"`
+	Artifact  string `json:"artifact"`
+	Snapshot  string `json:"snapshot,omitempty"`
+	Rows      int64  `json:"rows"`
+	Program   string `json:"program"`
+	// Data is the snapshot as JSON text: one string, which hosts pass on
+	// to the view without decoding ten thousand records.
+	Data     string `json:"data,omitempty"`
+	TooLarge bool   `json:"too_large,omitempty"`
+	URL      string `json:"url,omitempty"`
 }
 
 // ResultMeta is the _meta of a tool result that shows an artifact: the
