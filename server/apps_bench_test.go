@@ -26,7 +26,8 @@ func salesRows(n int, seed uint64) []saleRow {
 // Apps) to the view in a browser host having rendered the new data,
 // alternating two versions so that every refresh commits: p50 and p99 of
 // the whole, of the call and of the rendering (from handing the result to
-// the view to its report of the rendered page), beside the baseline of
+// the view to its report of the rendered page), and of show_artifact (the
+// view read and sent without a refresh), beside the baseline of
 // loading the same artifact with the same data over HTTP in a tab of the
 // same browser.
 func BenchmarkApps_RefreshToView(b *testing.B) {
@@ -45,7 +46,7 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 		b.Fatal("mount")
 	}
 	args := map[string]any{"workspace": "demo", "artifact": "dash"}
-	var total, call, render, page0 []float64
+	var total, call, render, page0, show []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		a.write("sales-w1.csv", versions[(i+1)%2], 0)
@@ -62,6 +63,13 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 			b.Fatalf("refresh %d did not commit: %s", i, toJSON(res.StructuredContent))
 		}
 		call, render, total = append(call, c), append(render, r), append(total, c+r)
+		// What the view adds to a call: show_artifact reads and sends it
+		// without refreshing.
+		t2 := time.Now()
+		if res, err := callRaw(b, cs, "show_artifact", args); err != nil || res.IsError {
+			b.Fatalf("show_artifact: %v %v", err, res)
+		}
+		show = append(show, msSince(t2))
 		// Baseline: the same artifact and data served over HTTP, loaded
 		// in a tab of the same browser until it has rendered.
 		t1 := time.Now()
@@ -79,6 +87,7 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 	report("render-", render)
 	report("", total)
 	report("http-page-", page0)
+	report("show-call-", show)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
