@@ -29,6 +29,12 @@ type Options struct {
 	MCP MCPSources
 	// MaxSnapshotBytes caps the data of one refresh (0: the default).
 	MaxSnapshotBytes int64
+	// MaxViewBytes caps a view's program with its data (0: the default);
+	// beyond it the view leaves the data out (see View).
+	MaxViewBytes int64
+	// ArtifactsURL is where artifacts are served over HTTP, e.g.
+	// http://localhost:8080/artifacts/; "" when unknown.
+	ArtifactsURL string
 	// Author is recorded on the commits ("" the store's default).
 	Author string
 	// Changed, when set, is called after a refresh committed, with the
@@ -56,6 +62,9 @@ func New(store *memstore.Store, snaps *Snapshots, opts *Options) *Refresher {
 	}
 	if o.MaxSnapshotBytes <= 0 {
 		o.MaxSnapshotBytes = DefaultMaxSnapshotBytes
+	}
+	if o.MaxViewBytes <= 0 {
+		o.MaxViewBytes = DefaultMaxViewBytes
 	}
 	if o.Now == nil {
 		o.Now = time.Now

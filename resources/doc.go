@@ -11,6 +11,12 @@
 //	memory://workspaces/{workspace}/schemas              schemas/*.md, or an index over budget
 //	memory://workspaces/{workspace}/schemas/{source}     schemas/{source}.md
 //
+// With artifacts, and only for clients that declare the MCP Apps extension
+// (io.modelcontextprotocol/ui), views live under ui:// (text/html;profile=mcp-app):
+//
+//	ui://selmem/artifact                                   the viewer the artifact tools name
+//	ui://selmem/workspaces/{workspace}/artifacts/{artifact}  an artifact's page with its current data
+//
 // The prompt start_session(workspace) returns the composed context as a user
 // message. [Compose] is the pure composition (deterministic, budgeted, no
 // timestamps); [LoadWorkspace] reads its input from a memstore.Store, keeping

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/selmem/selmem/internal/mcpapps"
 	"github.com/selmem/selmem/memstore"
 )
 
@@ -205,7 +206,11 @@ func classify(p string) change {
 	case dirTools:
 		return change{workspace: ws, uris: []string{ResourceURI(ws, KindTools), ctxURI}}
 	case dirArtifacts:
-		return change{workspace: ws, uris: []string{ResourceURI(ws, KindArtifacts)}}
+		c := change{workspace: ws, uris: []string{ResourceURI(ws, KindArtifacts)}}
+		if len(parts) >= 3 {
+			c.uris = append(c.uris, mcpapps.ViewURI(ws, parts[2])) // the artifact's MCP Apps view
+		}
+		return c
 	case dirSchemas:
 		c := change{workspace: ws, uris: []string{ResourceURI(ws, KindSchemas), ctxURI}}
 		if len(parts) == 2 {

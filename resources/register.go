@@ -132,6 +132,7 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Regi
 		a := artifactsTemplate
 		templates = append(templates, struct{ uri, name, title, desc, mime string }{a.uri, a.name, a.title, a.desc, mimeMarkdown})
 		r.registerArtifacts()
+		r.registerViews()
 	}
 	var sts []server.ServerResourceTemplate
 	for _, t := range templates {

@@ -44,6 +44,13 @@ type RefreshConfig struct {
 	KeepSnapshots int `mapstructure:"keep_snapshots" yaml:"keep_snapshots"`
 	// MaxSnapshotBytes caps the data one refresh loads.
 	MaxSnapshotBytes int64 `mapstructure:"max_snapshot_bytes" yaml:"max_snapshot_bytes"`
+	// MaxViewBytes caps an artifact's MCP Apps view, its page with its
+	// data; beyond it the view says the data is too large and links to
+	// the artifact served over HTTP.
+	MaxViewBytes int64 `mapstructure:"max_view_bytes" yaml:"max_view_bytes"`
+	// ArtifactsURL is where users open artifacts over HTTP, e.g.
+	// https://selmem.example.com/artifacts/; "" derives it from http.addr.
+	ArtifactsURL string `mapstructure:"artifacts_url" yaml:"artifacts_url"`
 	// Schedule runs each binding's cron schedule while selmem serve runs.
 	Schedule bool `mapstructure:"schedule" yaml:"schedule"`
 	// Watch refreshes artifacts bound to a file connector when the file
@@ -183,7 +190,7 @@ func DefaultConfig() Config {
 			SessionIdleTTL:    30 * time.Minute,
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
 		},
-		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
+		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
 
@@ -285,6 +292,9 @@ func (c Config) Validate() error {
 	}
 	if c.Refresh.KeepSnapshots <= 0 {
 		bad("refresh.keep_snapshots", "must be > 0")
+	}
+	if c.Refresh.MaxViewBytes <= 0 {
+		bad("refresh.max_view_bytes", "must be > 0")
 	}
 	if c.Refresh.MaxSnapshotBytes <= 0 {
 		bad("refresh.max_snapshot_bytes", "must be > 0")

@@ -15,7 +15,7 @@ import (
 // bin/node (Node 22) and node_modules with the pinned MCP conformance suite
 // and TypeScript SDK. Under CI=true it runs the script (and fails when it
 // cannot); otherwise it skips when they are not installed.
-func nodeTools(t *testing.T) string {
+func nodeTools(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/internal/egress"
+	"github.com/selmem/selmem/internal/mcpapps"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/resources"
@@ -103,6 +104,11 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithResourceRecovery(),
 	)
 	installProtocol(srv, log)
+	if o.Refresher != nil {
+		// MCP Apps: artifacts as views, for the clients that declare it.
+		mcpserver.WithExtensions(mcpapps.Capability())(srv)
+	}
+	mcpserver.WithToolFilter(tools.ForClient)(srv)
 	reg := resources.Register(srv, store, &resources.Options{Logger: log, Refresher: o.Refresher, NextRun: o.NextRun})
 	mcpserver.WithPromptCompletionProvider(reg)(srv)
 	mcpserver.WithResourceCompletionProvider(reg)(srv)

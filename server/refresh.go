@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 
 	"github.com/selmem/selmem/internal/egress"
@@ -45,7 +46,32 @@ func NewRefresher(store *memstore.Store, cfg Config, log *slog.Logger) (*refresh
 		Access:           schemas.Access{Roots: cfg.Profile.DataRoots, Policy: policy},
 		MCP:              mcp,
 		MaxSnapshotBytes: cfg.Refresh.MaxSnapshotBytes,
+		MaxViewBytes:     cfg.Refresh.MaxViewBytes,
+		ArtifactsURL:     artifactsURL(cfg),
 		Author:           cfg.Author,
 		Logger:           log,
 	}), nil
+}
+
+// artifactsURL is where users open artifacts: refresh.artifacts_url, else
+// derived from http.addr (cmd corrects it once the listener's port is
+// known), else "".
+func artifactsURL(cfg Config) string {
+	if cfg.Refresh.ArtifactsURL != "" {
+		return cfg.Refresh.ArtifactsURL
+	}
+	return ArtifactsURL(cfg.HTTP.Addr)
+}
+
+// ArtifactsURL is where an HTTP server listening on addr serves artifacts,
+// a wildcard host read as localhost; "" when addr is not host:port.
+func ArtifactsURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + PathArtifacts
 }

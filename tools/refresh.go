@@ -93,6 +93,7 @@ func (h *handlers) refreshTools() []server.ServerTool {
 			// Writes its own files only; the same data again changes
 			// nothing; it reads data outside the memory.
 			hints("Refresh artifact data", false, false, true, true),
+			withUI(),
 		), h.refreshArtifact),
 		typedRequest(mcp.NewTool(NameQueryArtifactData,
 			mcp.WithToolTitle("Query artifact data"),
@@ -153,7 +154,7 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 		fmt.Fprintf(&b, "\nThe program holds %d copies of values from the data, which will be stale after the next refresh; compute them from the injected data instead:\n- %s",
 			len(res.Lint), strings.Join(res.Lint, "\n- "))
 	}
-	return mcp.NewToolResultStructured(out, b.String())
+	return h.withView(ctx, a.Workspace, a.Artifact, mcp.NewToolResultStructured(out, b.String()))
 }
 
 func (h *handlers) queryArtifactData(ctx context.Context, _ mcp.CallToolRequest, a QueryArtifactDataArgs) *mcp.CallToolResult {

@@ -86,6 +86,7 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameProfileSource:     {"workspace", "name", "source"},
 		tools.NameRefreshArtifact:   {"workspace", "artifact"},
 		tools.NameQueryArtifactData: {"workspace", "artifact", "sql"},
+		tools.NameShowArtifact:      {"workspace", "artifact"},
 	}
 	type hints struct{ readOnly, destructive, idempotent bool }
 	wantHints := map[string]hints{
@@ -101,6 +102,7 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameProfileSource:     {false, false, true},
 		tools.NameRefreshArtifact:   {false, false, true},
 		tools.NameQueryArtifactData: {true, false, true},
+		tools.NameShowArtifact:      {true, false, true},
 	}
 	// Only tools that read outside the memory are open-world.
 	openWorld := map[string]bool{tools.NameProfileSource: true, tools.NameRefreshArtifact: true}

@@ -83,6 +83,9 @@ func (a *app) serve(ctx context.Context) error {
 		var h *server.HTTPServer
 		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts)})
 		if err == nil {
+			if a.cfg.Refresh.ArtifactsURL == "" {
+				rf.SetArtifactsURL(server.ArtifactsURL(h.Addr()))
+			}
 			err = h.Serve(ctx)
 		}
 	}

@@ -76,12 +76,28 @@ type Browser struct {
 // the test ends.
 func New(tb testing.TB) *Browser {
 	tb.Helper()
+	return newBrowser(tb)
+}
+
+// NewFramesInProcess is New with every frame of a tab in the tab's
+// process, sandboxed and cross-site frames included (no site isolation),
+// so that EvalInFrame reaches them. Sandboxes and policies apply as ever.
+func NewFramesInProcess(tb testing.TB) *Browser {
+	tb.Helper()
+	return newBrowser(tb,
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes,site-per-process"),
+		chromedp.Flag("disable-site-isolation-trials", true))
+}
+
+func newBrowser(tb testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
+	tb.Helper()
 	path := Require(tb)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	tb.Cleanup(func() {

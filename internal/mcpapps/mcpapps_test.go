@@ -1,0 +1,107 @@
+package mcpapps
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/selmem/selmem/refresh"
+)
+
+func TestParseViewURI(t *testing.T) {
+	tests := []struct {
+		uri, ws, artifact string
+		ok                bool
+	}{
+		{ViewURI("sales", "dash"), "sales", "dash", true},
+		{"ui://selmem/workspaces/sales/artifacts/dash/x", "", "", false},
+		{"ui://selmem/workspaces//artifacts/dash", "", "", false},
+		{"ui://selmem/workspaces/sales/tools/dash", "", "", false},
+		{ViewerURI, "", "", false},
+		{"memory://workspaces/sales/artifacts", "", "", false},
+	}
+	for _, tt := range tests {
+		ws, a, ok := ParseViewURI(tt.uri)
+		if ws != tt.ws || a != tt.artifact || ok != tt.ok {
+			t.Errorf("ParseViewURI(%q) = %q, %q, %v; want %q, %q, %v", tt.uri, ws, a, ok, tt.ws, tt.artifact, tt.ok)
+		}
+	}
+}
+
+func TestSupports(t *testing.T) {
+	tests := []struct {
+		name string
+		caps *mcp.ClientCapabilities
+		want bool
+	}{
+		{"nil", nil, false},
+		{"no extensions", &mcp.ClientCapabilities{}, false},
+		{"declared", &mcp.ClientCapabilities{Extensions: map[string]any{ExtensionID: map[string]any{"mimeTypes": []any{"text/plain", MIMEType}}}}, true},
+		{"no HTML views", &mcp.ClientCapabilities{Extensions: map[string]any{ExtensionID: map[string]any{"mimeTypes": []any{"text/plain"}}}}, false},
+		{"no settings", &mcp.ClientCapabilities{Extensions: map[string]any{ExtensionID: map[string]any{}}}, false},
+		{"another extension", &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{"mimeTypes": []any{MIMEType}}}}, false},
+	}
+	for _, tt := range tests {
+		if got := Supports(tt.caps); got != tt.want {
+			t.Errorf("%s: Supports = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestStrip(t *testing.T) {
+	tool := mcp.NewTool("x")
+	tool.Meta = mcp.NewMetaFromMap(map[string]any{"ui": ToolMeta()["ui"], "other": 1})
+	got := Strip(tool)
+	if got.Meta.AdditionalFields["ui"] != nil || got.Meta.AdditionalFields["other"] != 1 {
+		t.Errorf("Strip kept %v", got.Meta.AdditionalFields)
+	}
+	if tool.Meta.AdditionalFields["ui"] == nil {
+		t.Error("Strip changed the registered tool")
+	}
+	only := mcp.NewTool("y")
+	only.Meta = mcp.NewMetaFromMap(ToolMeta())
+	if Strip(only).Meta != nil {
+		t.Error("Strip left an empty _meta")
+	}
+}
+
+func TestArtifact(t *testing.T) {
+	snap := &refresh.SnapshotRef{SHA256: strings.Repeat("a", 64), Rows: 2}
+	program := []byte(`<html><body><h1>"Sales" & more</h1>` + refresh.InjectionPoint + `</body></html>`)
+	data := []byte(`{"rows":2}`)
+
+	doc, shown := Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program, Data: data, Snapshot: snap, Bytes: 100, MaxBytes: 1000})
+	if shown.URI != ViewURI("sales", "dash") || shown.Data != string(data) || shown.Rows != 2 || shown.TooLarge {
+		t.Errorf("shown: %+v", shown)
+	}
+	if i, j := strings.Index(shown.Program, "selmemView"), strings.LastIndex(shown.Program, "</body>"); i < 0 || i > j {
+		t.Error("the program does not report its size before </body>")
+	}
+	text := string(doc)
+	for _, want := range []string{
+		`data-selmem-snapshot="` + snap.SHA256 + `"`,
+		`sandbox="allow-scripts" srcdoc="&lt;html&gt;&lt;body&gt;&lt;h1&gt;&#34;Sales&#34; &amp; more`,
+		`id=&#34;selmem-data&#34;&gt;{&#34;rows&#34;:2}&lt;/script&gt;`,
+		`protocolVersion: "` + ProtocolVersion + `"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the view lacks %s", want)
+		}
+	}
+
+	doc, shown = Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program, Snapshot: snap, TooLarge: true,
+		Bytes: 3 << 20, MaxBytes: 2 << 20, URL: "http://localhost:8080/artifacts/sales/dash/"})
+	if !shown.TooLarge || shown.Data != "" || !strings.Contains(shown.Program, "larger than this view&#39;s limit of 2.0 MiB") ||
+		!strings.Contains(shown.Program, `data-selmem-open href="http://localhost:8080/artifacts/sales/dash/"`) {
+		t.Errorf("too large: %+v", shown)
+	}
+	if strings.Contains(string(doc), "Sales") {
+		t.Error("the too-large view holds the program")
+	}
+
+	_, shown = Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program})
+	if !strings.Contains(shown.Program, "no data yet") {
+		t.Errorf("no data: %s", shown.Program)
+	}
+}

@@ -1,0 +1,130 @@
+package refresh
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/selmem/selmem/memstore"
+)
+
+// DefaultMaxViewBytes caps, by default, a view's program with its data.
+const DefaultMaxViewBytes = 2 << 20
+
+// View is what an artifact shows where no same-origin server is at hand
+// (an MCP Apps host): its program as one self-contained document, and the
+// current data to place at its injection point.
+type View struct {
+	Workspace, Artifact string
+	// Program is index.html with the artifact's own scripts and style
+	// sheets inlined and an empty injection point (InjectionPoint).
+	Program []byte
+	// Data is the current snapshot; nil when there is none yet or when
+	// TooLarge.
+	Data []byte
+	// Snapshot describes the current data; nil before the first refresh.
+	Snapshot *SnapshotRef
+	// TooLarge says the program with its data exceeds the cap
+	// (Options.MaxViewBytes): the data is left out.
+	TooLarge bool
+	// Bytes is the size of the program with its data.
+	Bytes int64
+	// MaxBytes is the cap applied.
+	MaxBytes int64
+	// URL is where the artifact is served over HTTP; "" when no address is
+	// configured (Options.ArtifactsURL).
+	URL string
+}
+
+// SetArtifactsURL sets where artifacts are served over HTTP
+// (Options.ArtifactsURL), once a listener's address is known. Call it
+// before the refresher is used.
+func (r *Refresher) SetArtifactsURL(u string) { r.opts.ArtifactsURL = u }
+
+var (
+	scriptSrc = regexp.MustCompile(`(?is)<script\b[^>]*?\bsrc\s*=\s*["']?([^"'\s>]+)["']?[^>]*>\s*</script\s*>`)
+	linkTag   = regexp.MustCompile(`(?is)<link\b[^>]*>`)
+	hrefAttr  = regexp.MustCompile(`(?is)\bhref\s*=\s*["']?([^"'\s>]+)`)
+	relSheet  = regexp.MustCompile(`(?is)\brel\s*=\s*["']?stylesheet\b`)
+	endScript = regexp.MustCompile(`(?i)</script`)
+	endStyle  = regexp.MustCompile(`(?i)</style`)
+)
+
+// View reads an artifact's view: its program made self-contained and its
+// current data, within the cap on view size.
+func (r *Refresher) View(ws, artifact string) (*View, error) {
+	b, err := r.ReadBinding(ws, artifact)
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := r.Program(ws, artifact)
+	if err != nil {
+		return nil, err
+	}
+	index, ok := files["index.html"]
+	if !ok {
+		return nil, notFound(fmt.Sprintf("artifact %s/%s has no index.html.", ws, artifact),
+			"Write the artifact's page to "+ArtifactDir(ws, artifact)+"/index.html.")
+	}
+	v := &View{Workspace: ws, Artifact: artifact, Snapshot: b.Snapshot, MaxBytes: r.opts.MaxViewBytes,
+		Program: Inject([]byte(inline(index, files)), nil)}
+	if base := r.opts.ArtifactsURL; base != "" {
+		v.URL = strings.TrimSuffix(base, "/") + "/" + ws + "/" + artifact + "/"
+	}
+	v.Bytes = int64(len(v.Program))
+	if b.Snapshot == nil {
+		return v, nil
+	}
+	data, err := r.snaps.Get(b.Snapshot.SHA256)
+	if errors.Is(err, memstore.ErrNotFound) {
+		return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, b.Snapshot.SHA256[:12]),
+			"Refresh it with refresh_artifact to load current data.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.Bytes += int64(len(data))
+	if v.Bytes > v.MaxBytes {
+		v.TooLarge = true
+	} else {
+		v.Data = data
+	}
+	return v, nil
+}
+
+// inline replaces the program's references to its own scripts and style
+// sheets by their content, so that the page needs no server. References
+// to anything else are left as they are (the view's policy blocks them).
+func inline(index string, files map[string]string) string {
+	own := func(ref string) (string, bool) {
+		if strings.Contains(ref, ":") || strings.HasPrefix(ref, "/") || strings.ContainsAny(ref, "?#") {
+			return "", false
+		}
+		name := path.Clean(ref)
+		if name == BindingName || strings.HasPrefix(name, "../") {
+			return "", false
+		}
+		content, ok := files[name]
+		return content, ok
+	}
+	index = scriptSrc.ReplaceAllStringFunc(index, func(tag string) string {
+		content, ok := own(scriptSrc.FindStringSubmatch(tag)[1])
+		if !ok {
+			return tag
+		}
+		return "<script>" + endScript.ReplaceAllString(content, `<\/script`) + "</script>"
+	})
+	return linkTag.ReplaceAllStringFunc(index, func(tag string) string {
+		href := hrefAttr.FindStringSubmatch(tag)
+		if href == nil || !relSheet.MatchString(tag) {
+			return tag
+		}
+		content, ok := own(href[1])
+		if !ok {
+			return tag
+		}
+		return "<style>" + endStyle.ReplaceAllString(content, `<\/style`) + "</style>"
+	})
+}
