@@ -917,7 +917,10 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 				} else {
 					v = valueString(a, i)
 				}
-				row[ci] = clip(maskText(v), sampleCellLen)
+				// Masked and clipped only once picked (pickSamples):
+				// scanning every candidate cell for personal data cost
+				// more than the rest of a small file's profile.
+				row[ci] = v
 			}
 			r.cands = append(r.cands, row)
 		}
@@ -961,9 +964,9 @@ func (r *rowAcc) pickSamples(ncols int) [][]string {
 			}
 		}
 		used[best] = true
-		row := r.cands[best]
-		for len(row) < ncols {
-			row = append(row, "")
+		row := make([]string, max(ncols, len(r.cands[best])))
+		for ci, v := range r.cands[best] {
+			row[ci] = clip(maskText(v), sampleCellLen)
 		}
 		picked = append(picked, row)
 	}
