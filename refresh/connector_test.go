@@ -31,6 +31,33 @@ func (f *fixture) bindConnector(t *testing.T, connector string) {
 	})
 }
 
+// loadConnector parses a connector and loads its data. When wantErr is
+// set it checks the error holds it and returns a nil table; otherwise a
+// failure ends the test. The table is released when the test ends.
+func loadConnector(t *testing.T, yaml string, params map[string]string, access schemas.Access, limit int64, wantErr string) (*Table, error) {
+	t.Helper()
+	c, err := ParseConnector("src", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab *Table
+	src, _, err := c.Source(params, access, nil)
+	if err == nil {
+		tab, err = Load(context.Background(), src, limit)
+	}
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want %q", err, wantErr)
+		}
+		return nil, err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tab.Release)
+	return tab, nil
+}
+
 func TestConnector_File(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil)
@@ -113,7 +140,6 @@ func TestConnector_Kinds(t *testing.T) {
 }
 
 func TestConnector_REST(t *testing.T) {
-	ctx := context.Background()
 	const token = "s3cr3t-token-value-1234"
 	t.Setenv("SALES_TOKEN", token)
 	api := egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
@@ -161,28 +187,13 @@ func TestConnector_REST(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseConnector("api", []byte(tc.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tab *Table
-			src, _, err := c.Source(tc.params, schemas.Access{Policy: policy}, nil)
-			if err == nil {
-				tab, err = Load(ctx, src, tc.limit)
-			}
+			tab, err := loadConnector(t, tc.yaml, tc.params, schemas.Access{Policy: policy}, tc.limit, tc.wantErr)
 			if err != nil && strings.Contains(err.Error(), token) {
 				t.Fatalf("the error holds the credential: %v", err)
 			}
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
+			if tab == nil {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tab.Release()
 			if tab.Rows != tc.wantRows {
 				t.Errorf("rows = %d, want %d", tab.Rows, tc.wantRows)
 			}
@@ -272,25 +283,10 @@ func TestConnector_SQL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseConnector("src", []byte(tc.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tab *Table
-			src, _, err := c.Source(nil, schemas.Access{Policy: policy, Roots: []string{filepath.Dir(sqlitePath)}}, nil)
-			if err == nil {
-				tab, err = Load(ctx, src, 0)
-			}
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
+			tab, _ := loadConnector(t, tc.yaml, nil, schemas.Access{Policy: policy, Roots: []string{filepath.Dir(sqlitePath)}}, 0, tc.wantErr)
+			if tab == nil {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tab.Release()
 			if fmt.Sprint(tab.Columns) != fmt.Sprint(tc.wantCols) {
 				t.Errorf("columns = %v, want %v", tab.Columns, tc.wantCols)
 			}
