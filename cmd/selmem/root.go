@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -31,12 +34,14 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "selmem",
 		Short:         "Shared, selective, persistent memory for AI agents",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.loadConfig(cmd)
 		},
 	}
+	root.SetVersionTemplate("selmem {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().String("home", "", "selmem home directory (env SELMEM_HOME; default $XDG_DATA_HOME/selmem)")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (env SELMEM_LOG_LEVEL)")
@@ -65,6 +70,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	if err := v.ReadConfig(bytes.NewReader(defaults)); err != nil {
 		return err
 	}
+	known := v.AllKeys()
 	if err := v.BindPFlag("home", cmd.Flags().Lookup("home")); err != nil {
 		return err
 	}
@@ -97,18 +103,75 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 	}
 	var cfg server.Config
+	var md mapstructure.Metadata
 	if err := v.Unmarshal(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
 		jsonToMap,
-	))); err != nil {
+	)), func(dc *mapstructure.DecoderConfig) { dc.Metadata = &md }); err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if len(md.Unused) > 0 {
+		return fmt.Errorf("config: %w", unknownSettings(md.Unused, known, file))
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	a.v, a.cfg = v, cfg
 	return nil
+}
+
+// unknownSettings names settings of the config file that selmem does not
+// know (a misspelt key would otherwise be ignored silently), each with the
+// closest known setting when one is near.
+func unknownSettings(unused, known []string, file string) error {
+	slices.Sort(unused)
+	// A misspelt section (indx:) is one unused key: offer sections too.
+	candidates := map[string]bool{}
+	for _, k := range known {
+		for i, c := range k {
+			if c == '.' {
+				candidates[k[:i]] = true
+			}
+		}
+		candidates[k] = true
+	}
+	var msgs []string
+	for _, k := range unused {
+		msg := fmt.Sprintf("unknown setting %s in %s", k, file)
+		best, bestDist := "", len(k)/3+2
+		for _, c := range slices.Sorted(maps.Keys(candidates)) {
+			if d := editDistance(k, c); d < bestDist {
+				best, bestDist = c, d
+			}
+		}
+		if best != "" {
+			msg += "; did you mean " + best + "?"
+		}
+		msgs = append(msgs, msg)
+	}
+	return errors.New(strings.Join(msgs, "\n"))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // jsonToMap decodes a string into a map as JSON: how a map setting such as

@@ -102,8 +102,6 @@ func (a *app) serve(ctx context.Context) error {
 	return err
 }
 
-func versionString() string { return version }
-
 func (a *app) healthcheckCommand() *cobra.Command {
 	var url string
 	var timeout time.Duration

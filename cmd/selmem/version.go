@@ -16,12 +16,21 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-				v = info.Main.Version
-			}
-			fmt.Fprintf(a.stdout, "selmem %s\n", v)
+			fmt.Fprintf(a.stdout, "selmem %s\n", versionString())
 			return nil
 		},
 	}
+}
+
+// versionString is the version selmem reports everywhere (selmem version,
+// --version, MCP serverInfo): the one set with -ldflags, else the module
+// version go install recorded, else dev.
+func versionString() string {
+	if version != "dev" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return version
 }
