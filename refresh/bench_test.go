@@ -34,22 +34,27 @@ func salesCSV(n, seed int) string {
 }
 
 // BenchmarkRefresh measures a refresh of a file source at 10,000 and
-// 100,000 rows, alternating between two versions so every refresh commits,
+// 100,000 rows (and at 10,000 with durability os, to show what the commit's
+// flushes cost), alternating between two versions so every refresh commits,
 // and reports the median and p99 of the whole and of each phase, beside
 // the baseline of reading the same file with the profiler's reader alone
 // (in the same process), and the throughput.
 func BenchmarkRefresh(b *testing.B) {
-	for _, rows := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+	for _, c := range []struct {
+		rows       int
+		durability memstore.Durability
+	}{{10_000, memstore.DurabilityFsync}, {100_000, memstore.DurabilityFsync}, {10_000, memstore.DurabilityOS}} {
+		rows := c.rows
+		b.Run(fmt.Sprintf("rows=%d/durability=%s", rows, c.durability), func(b *testing.B) {
 			ctx := context.Background()
 			home, data := b.TempDir(), b.TempDir()
-			// As selmem serve opens it: fsync durability, the embedded
-			// index and the built-in embedder.
+			// As selmem serve opens it: the embedded index and the
+			// built-in embedder.
 			idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			store, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin()})
+			store, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Durability: c.durability})
 			if err != nil {
 				b.Fatal(err)
 			}
