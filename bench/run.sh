@@ -21,6 +21,7 @@ bench() {
 	bench ./memstore/sqliteindex 'BenchmarkSearch|BenchmarkOpen' 200
 	bench ./memstore/pgindex 'BenchmarkStore_Reindex' 2
 	PROFILER_BENCH_MB=${PROFILER_BENCH_MB:-1024} bench ./profiler 'BenchmarkProfileCSV' 2
+	bench ./refresh 'BenchmarkRefresh' 40
 } | awk '/^Benchmark/ {
 		name=$1; sub(/-[0-9]+$/, "", name)
 		p50=""; p99=""; extra=""
