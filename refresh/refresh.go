@@ -84,9 +84,6 @@ func (r *Refresher) OnChanged(fn func(paths []string)) { r.opts.Changed = fn }
 // Snapshots is the refresher's snapshot store.
 func (r *Refresher) Snapshots() *Snapshots { return r.snaps }
 
-// Store is the memory the refresher writes.
-func (r *Refresher) Store() *memstore.Store { return r.store }
-
 // Request is one refresh.
 type Request struct {
 	Workspace string

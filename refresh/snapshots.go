@@ -87,9 +87,6 @@ func (s *Snapshots) Get(sha string) ([]byte, error) {
 	return data, err
 }
 
-// Path is the file of a stored snapshot.
-func (s *Snapshots) Path(sha string) string { return s.object(sha) }
-
 func (s *Snapshots) refsFile(ws, artifact string) string {
 	return filepath.Join(s.dir, "artifacts", ws, artifact+".refs")
 }

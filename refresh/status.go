@@ -3,11 +3,8 @@ package refresh
 import (
 	"encoding/json"
 
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 )
 
@@ -59,29 +56,4 @@ func (s *Snapshots) LastStatus(ws, artifact string) (st Status, ok bool) {
 		return Status{}, false
 	}
 	return st, true
-}
-
-// Statuses are the last runs of every artifact that ran here, by workspace
-// and artifact.
-func (s *Snapshots) Statuses() []Status {
-	var out []Status
-	root := filepath.Join(s.dir, "status")
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		var st Status
-		if err == nil && json.Unmarshal(data, &st) == nil {
-			out = append(out, st)
-		}
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Workspace != out[j].Workspace {
-			return out[i].Workspace < out[j].Workspace
-		}
-		return out[i].Artifact < out[j].Artifact
-	})
-	return out
 }
