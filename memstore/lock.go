@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // lockName is the file, inside .git, that writers in every process lock
@@ -37,36 +37,20 @@ func openLock(p string) (*repoLock, error) {
 // acquire takes the lock, waiting while another process holds it, until
 // ctx ends or lockWait passes.
 func (l *repoLock) acquire(ctx context.Context) error {
-	deadline := time.Now().Add(lockWait)
-	pause := time.Millisecond
-	for {
-		err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("lock the memory repository: %w", err)
-		}
-		if time.Now().After(deadline) {
-			return &Error{Kind: ErrConflict,
-				Msg:  fmt.Sprintf("Error: another selmem process has held the memory's write lock for over %s.", lockWait),
-				Hint: "Retry in a moment; if it persists, look for a stuck selmem process (a long reindex holds the lock). Nothing was written."}
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		pause = min(2*pause, 20*time.Millisecond)
+	err := fsutil.Lock(ctx, l.f, lockWait)
+	switch {
+	case errors.Is(err, fsutil.ErrLockTimeout):
+		return &Error{Kind: ErrConflict,
+			Msg:  fmt.Sprintf("Error: another selmem process has held the memory's write lock for over %s.", lockWait),
+			Hint: "Retry in a moment; if it persists, look for a stuck selmem process (a long reindex holds the lock). Nothing was written."}
+	case err != nil && ctx.Err() == nil:
+		return fmt.Errorf("lock the memory repository: %w", err)
 	}
+	return err
 }
 
 // release drops the lock.
-func (l *repoLock) release() {
-	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
-}
+func (l *repoLock) release() { fsutil.Unlock(l.f) }
 
 // close releases the lock and closes its file.
 func (l *repoLock) close() error { return l.f.Close() }

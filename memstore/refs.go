@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // Durability says how far a write must reach before the store acknowledges
@@ -253,17 +255,7 @@ func (g *gitRepo) dropObjects() {
 }
 
 // syncFile flushes the file or directory at p to stable storage.
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncFile(p string) error { return fsutil.Sync(p) }
 
 // syncDir flushes a directory's entries (a rename or a new file in it).
 func syncDir(dir string) error { return syncFile(dir) }

@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/selmem/selmem/internal/fsutil"
 	"github.com/selmem/selmem/memstore/gate"
 )
 
@@ -328,7 +329,7 @@ func repairHEAD(gitDir string, sync bool, log *slog.Logger) error {
 		return nil
 	}
 	log.Warn("rewrote .git/HEAD to name " + branch.String())
-	return writeAtomic(p, []byte(want), sync)
+	return fsutil.WriteAtomic(p, []byte(want), sync)
 }
 
 // Dir returns the directory holding the memory repository's working files.
@@ -741,7 +742,7 @@ func (s *Store) writeJournal(commit plumbing.Hash, changes []change) error {
 		b.WriteString(c.Path)
 		b.WriteByte('\n')
 	}
-	if err := writeAtomic(s.journalPath(), []byte(b.String()), false); err != nil {
+	if err := fsutil.WriteAtomic(s.journalPath(), []byte(b.String()), false); err != nil {
 		return fmt.Errorf("write the journal: %w", err)
 	}
 	return nil
@@ -780,7 +781,7 @@ func (s *Store) repairWorking() error {
 	var changes []change
 	for _, rel := range j.paths {
 		// The dying writer may have left a temporary file beside its target.
-		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(s.abs(rel)), tmpPattern))
+		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(s.abs(rel)), fsutil.TmpPattern))
 		for _, tmp := range tmps {
 			_ = os.Remove(tmp)
 		}
@@ -830,7 +831,7 @@ func (s *Store) applyWorking(changes []change) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := writeAtomic(p, c.Content, false); err != nil {
+		if err := fsutil.WriteAtomic(p, c.Content, false); err != nil {
 			return err
 		}
 		written = append(written, p, filepath.Dir(p))
@@ -851,38 +852,6 @@ func (s *Store) pruneEmpty(rel string) {
 		}
 		rel = path.Dir(rel)
 	}
-}
-
-// tmpPattern names the temporary files writeAtomic renames into place.
-const tmpPattern = ".selmem-tmp-*"
-
-// writeAtomic writes data to a hidden temporary file beside p and renames it
-// over p; with sync, the file is flushed before the rename and the directory
-// after it.
-func writeAtomic(p string, data []byte, sync bool) error {
-	f, err := os.CreateTemp(filepath.Dir(p), tmpPattern)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if sync {
-		return syncDir(filepath.Dir(p))
-	}
-	return nil
 }
 
 // workspaceOf returns the workspace a repository-relative path belongs to.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // DefaultKeep is how many snapshots are kept per artifact by default.
@@ -181,7 +181,7 @@ func (s *Snapshots) lockArtifact(ctx context.Context, ws, artifact string) (func
 // lockWait bounds the wait for another refresh of the same artifact.
 const lockWait = 5 * time.Minute
 
-// lockFile takes an exclusive flock on the file p (created), polling until
+// lockFile takes an exclusive flock on the file p (created), waiting until
 // ctx ends or lockWait passes. Each call opens its own descriptor, so two
 // goroutines of one process exclude each other too.
 func lockFile(ctx context.Context, p string) (func(), error) {
@@ -192,58 +192,21 @@ func lockFile(ctx context.Context, p string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("refresh: open lock: %w", err)
 	}
-	deadline := time.Now().Add(lockWait)
-	pause := time.Millisecond
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	if err := fsutil.Lock(ctx, f, lockWait); err != nil {
+		f.Close()
+		if errors.Is(err, fsutil.ErrLockTimeout) {
+			return nil, fmt.Errorf("refresh: another refresh held the lock for over %s", lockWait)
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) || time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("refresh: another refresh holds the lock: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 20*time.Millisecond)
+		return nil, err
 	}
+	return func() { fsutil.Unlock(f); f.Close() }, nil
 }
 
-// writeFile writes data to p durably: a temporary file in p's directory,
-// flushed, renamed over p, and the directory flushed.
+// writeFile writes data to p durably (see fsutil.WriteAtomic), creating
+// its directory.
 func writeFile(p string, data []byte) error {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	d.Close()
-	return err
+	return fsutil.WriteAtomic(p, data, true)
 }
