@@ -55,21 +55,24 @@ type refDamagedError struct{ why string }
 
 func (e *refDamagedError) Error() string { return "refs/heads/main is damaged: " + e.why }
 
-// refFile is the path of the branch's loose ref file.
-func (g *gitRepo) refFile() string {
-	return filepath.Join(g.gitDir, filepath.FromSlash(branch.String()))
+// refFile is the path of a ref's loose file.
+func (g *gitRepo) refFile(name plumbing.ReferenceName) string {
+	return filepath.Join(g.gitDir, filepath.FromSlash(name.String()))
 }
 
-// reflogFile is the path of the branch's reflog.
-func (g *gitRepo) reflogFile() string {
-	return filepath.Join(g.gitDir, "logs", filepath.FromSlash(branch.String()))
+// reflogFile is the path of a ref's reflog.
+func (g *gitRepo) reflogFile(name plumbing.ReferenceName) string {
+	return filepath.Join(g.gitDir, "logs", filepath.FromSlash(name.String()))
 }
 
-// readRef returns the commit the branch names, read from its loose ref file
+// readRef returns the commit the branch names (see readNamedRef).
+func (g *gitRepo) readRef() (plumbing.Hash, error) { return g.readNamedRef(branch) }
+
+// readNamedRef returns the commit a ref names, read from its loose ref file
 // or else from packed-refs. It returns errRefMissing when neither names the
-// branch and a *refDamagedError when the loose file holds no hash.
-func (g *gitRepo) readRef() (plumbing.Hash, error) {
-	data, err := os.ReadFile(g.refFile())
+// ref and a *refDamagedError when the loose file holds no hash.
+func (g *gitRepo) readNamedRef(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	data, err := os.ReadFile(g.refFile(name))
 	if err == nil {
 		s := strings.TrimSpace(string(data))
 		if !plumbing.IsHash(s) {
@@ -93,8 +96,8 @@ func (g *gitRepo) readRef() (plumbing.Hash, error) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(packed))
 	for sc.Scan() {
-		hash, name, ok := strings.Cut(sc.Text(), " ")
-		if ok && name == branch.String() && plumbing.IsHash(hash) {
+		hash, ref, ok := strings.Cut(sc.Text(), " ")
+		if ok && ref == name.String() && plumbing.IsHash(hash) {
 			return plumbing.NewHash(hash), nil
 		}
 	}
@@ -109,7 +112,13 @@ func (g *gitRepo) readRef() (plumbing.Hash, error) {
 // means the branch is no longer at old. The move is then recorded in the
 // reflog.
 func (g *gitRepo) advance(old, next plumbing.Hash, meta commitMeta) error {
-	cur, err := g.readRef()
+	return g.advanceRef(branch, old, next, meta)
+}
+
+// advanceRef moves the ref name from old (zero when it does not exist yet)
+// to next as advance moves the branch.
+func (g *gitRepo) advanceRef(name plumbing.ReferenceName, old, next plumbing.Hash, meta commitMeta) error {
+	cur, err := g.readNamedRef(name)
 	switch {
 	case errors.Is(err, errRefMissing):
 		cur = plumbing.ZeroHash
@@ -119,13 +128,13 @@ func (g *gitRepo) advance(old, next plumbing.Hash, meta commitMeta) error {
 	if cur != old {
 		return errHeadMoved
 	}
-	return g.writeRef(old, next, meta)
+	return g.writeRef(name, old, next, meta)
 }
 
-// writeRef points the branch at next, whatever it names now (see advance),
-// recording old as its previous value in the reflog.
-func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
-	ref := g.refFile()
+// writeRef points the ref name at next, whatever it names now (see
+// advance), recording old as its previous value in the reflog.
+func (g *gitRepo) writeRef(name plumbing.ReferenceName, old, next plumbing.Hash, meta commitMeta) error {
+	ref := g.refFile(name)
 	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
 		return err
 	}
@@ -140,7 +149,7 @@ func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
 		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", branch, err)
+		return fmt.Errorf("lock %s: %w", name, err)
 	}
 	_, err = f.WriteString(next.String() + "\n")
 	if err == nil && g.sync {
@@ -151,27 +160,81 @@ func (g *gitRepo) writeRef(old, next plumbing.Hash, meta commitMeta) error {
 	}
 	if err != nil {
 		_ = os.Remove(lock)
-		return fmt.Errorf("write %s: %w", branch, err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := os.Rename(lock, ref); err != nil {
 		_ = os.Remove(lock)
-		return fmt.Errorf("move %s: %w", branch, err)
+		return fmt.Errorf("move %s: %w", name, err)
 	}
 	if g.sync {
 		if err := syncDir(filepath.Dir(ref)); err != nil {
-			return fmt.Errorf("flush %s: %w", branch, err)
+			return fmt.Errorf("flush %s: %w", name, err)
 		}
 	}
 	// After the move, so the reflog never names a commit the branch did
 	// not reach.
-	g.appendReflog(old, next, meta)
+	g.appendReflog(name, old, next, meta)
 	return nil
+}
+
+// deleteRef removes the ref name when it still names old: its loose file
+// goes and the directory is flushed. Callers hold the repository lock;
+// errHeadMoved means the ref no longer names old. A ref that is only in
+// packed-refs (selmem never packs) cannot be deleted.
+func (g *gitRepo) deleteRef(name plumbing.ReferenceName, old plumbing.Hash) error {
+	cur, err := g.readNamedRef(name)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return errHeadMoved
+	}
+	ref := g.refFile(name)
+	if err := os.Remove(ref); err != nil {
+		return fmt.Errorf("delete %s: %w", name, err)
+	}
+	_ = os.Remove(g.reflogFile(name))
+	if g.sync {
+		if err := syncDir(filepath.Dir(ref)); err != nil {
+			return fmt.Errorf("flush %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// listRefs returns the loose refs below prefix (e.g. "refs/drafts/") with
+// the commits they name, sorted by name. Files that do not hold a hash
+// (a torn write of a ref nobody acknowledged) are skipped.
+func (g *gitRepo) listRefs(prefix string) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+	out := map[plumbing.ReferenceName]plumbing.Hash{}
+	root := filepath.Join(g.gitDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(g.gitDir, p)
+		if err != nil {
+			return err
+		}
+		name := plumbing.ReferenceName(filepath.ToSlash(rel))
+		if h, err := g.readNamedRef(name); err == nil {
+			out[name] = h
+		}
+		return nil
+	})
+	return out, err
 }
 
 // appendReflog records a move of the branch in git's reflog format. The
 // reflog is a recovery aid, not the authority: a failure is ignored.
-func (g *gitRepo) appendReflog(old, next plumbing.Hash, meta commitMeta) {
-	p := g.reflogFile()
+func (g *gitRepo) appendReflog(name plumbing.ReferenceName, old, next plumbing.Hash, meta commitMeta) {
+	p := g.reflogFile(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
@@ -187,7 +250,7 @@ func (g *gitRepo) appendReflog(old, next plumbing.Hash, meta commitMeta) {
 // reflogHeads returns the commits the reflog says the branch moved to,
 // newest last. Torn or malformed lines are skipped.
 func (g *gitRepo) reflogHeads() []plumbing.Hash {
-	data, err := os.ReadFile(g.reflogFile())
+	data, err := os.ReadFile(g.reflogFile(branch))
 	if err != nil {
 		return nil
 	}

@@ -313,7 +313,7 @@ func (s *Store) checkBranch() error {
 		s.git.keepObjects()
 		from = "nothing (the repository held no commit)"
 	}
-	if err := s.git.writeRef(plumbing.ZeroHash, found, meta); err != nil {
+	if err := s.git.writeRef(branch, plumbing.ZeroHash, found, meta); err != nil {
 		return err
 	}
 	s.log.Warn("recovered the memory's branch", logKeyCommit, found.String(), "from", from, logKeyErr, damage)
