@@ -20,7 +20,7 @@ const maxViewLines = 999_999
 // View shows a directory (entries up to two levels deep with their sizes,
 // hidden items excluded) or a file with numbered lines. viewRange, when not
 // nil, is [start, end] with 1-indexed lines and end -1 meaning the last line.
-func (s *Store) View(p string, viewRange []int) (string, error) {
+func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, error) {
 	rel, err := s.cleanPath(p)
 	if err != nil {
 		return "", err
@@ -530,7 +530,7 @@ type Entry struct {
 
 // List returns the non-hidden entries directly inside the directory at p,
 // sorted by name. A missing directory is ErrNotFound.
-func (s *Store) List(p string) ([]Entry, error) {
+func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
 	rel, err := s.cleanPath(p)
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func TestStore_View(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.View(tt.path, tt.viewRange)
+			got, err := s.View(context.Background(), tt.path, tt.viewRange)
 			if err != nil {
 				t.Fatalf("View: %v", err)
 			}
@@ -80,13 +80,13 @@ func TestStore_ErrorTexts(t *testing.T) {
 		kind error
 		op   func() error
 	}{
-		{"view-missing", memstore.ErrNotFound, func() error { _, err := s.View("/memories/nope.md", nil); return err }},
-		{"view-outside", memstore.ErrRejected, func() error { _, err := s.View("/etc/passwd", nil); return err }},
-		{"view-range-bad-start", memstore.ErrInvalid, func() error { _, err := s.View(task, []int{0, 3}); return err }},
-		{"view-range-past-end", memstore.ErrInvalid, func() error { _, err := s.View(task, []int{2, 99}); return err }},
-		{"view-range-reversed", memstore.ErrInvalid, func() error { _, err := s.View(task, []int{5, 2}); return err }},
-		{"view-range-shape", memstore.ErrInvalid, func() error { _, err := s.View(task, []int{5}); return err }},
-		{"view-range-dir", memstore.ErrInvalid, func() error { _, err := s.View("/memories/org", []int{1, 2}); return err }},
+		{"view-missing", memstore.ErrNotFound, func() error { _, err := s.View(ctx, "/memories/nope.md", nil); return err }},
+		{"view-outside", memstore.ErrRejected, func() error { _, err := s.View(ctx, "/etc/passwd", nil); return err }},
+		{"view-range-bad-start", memstore.ErrInvalid, func() error { _, err := s.View(ctx, task, []int{0, 3}); return err }},
+		{"view-range-past-end", memstore.ErrInvalid, func() error { _, err := s.View(ctx, task, []int{2, 99}); return err }},
+		{"view-range-reversed", memstore.ErrInvalid, func() error { _, err := s.View(ctx, task, []int{5, 2}); return err }},
+		{"view-range-shape", memstore.ErrInvalid, func() error { _, err := s.View(ctx, task, []int{5}); return err }},
+		{"view-range-dir", memstore.ErrInvalid, func() error { _, err := s.View(ctx, "/memories/org", []int{1, 2}); return err }},
 		{"create-exists", memstore.ErrExists, func() error { _, err := s.Create(ctx, task, "x", nil); return err }},
 		{"create-dir-exists", memstore.ErrExists, func() error { _, err := s.Create(ctx, "/memories/org", "x", nil); return err }},
 		{"create-bad-extension", memstore.ErrRejected, func() error { _, err := s.Create(ctx, "/memories/a.exe", "x", nil); return err }},
@@ -124,7 +124,7 @@ func TestStore_ErrorTexts(t *testing.T) {
 			return err
 		}},
 		{"rename-root", memstore.ErrInvalid, func() error { _, err := s.Rename(ctx, "/memories", "/memories/x", nil); return err }},
-		{"history-missing", memstore.ErrNotFound, func() error { _, err := s.History("/memories/nope.md", 5); return err }},
+		{"history-missing", memstore.ErrNotFound, func() error { _, err := s.History(ctx, "/memories/nope.md", 5); return err }},
 		{"revert-bad-commit", memstore.ErrNotFound, func() error { _, err := s.Revert(ctx, task, "zzzz", nil); return err }},
 		{"revert-unknown-commit", memstore.ErrNotFound, func() error { _, err := s.Revert(ctx, task, "deadbeef", nil); return err }},
 		{"search-empty", memstore.ErrInvalid, func() error {
@@ -230,7 +230,7 @@ func TestStore_ExpectedSHA(t *testing.T) {
 	ctx := context.Background()
 	p := "/memories/notes/n.md"
 	res := mustCreate(t, s, p, "one\n")
-	if _, sha, _ := s.Read(p); sha != res.SHA {
+	if _, sha, _ := s.Read(ctx, p); sha != res.SHA {
 		t.Fatalf("Read sha %s, Create said %s", sha, res.SHA)
 	}
 	if got, want := res.SHA, strings.TrimSpace(gitCmd(t, s, "rev-parse", "main:notes/n.md")); got != want {
@@ -244,7 +244,7 @@ func TestStore_ExpectedSHA(t *testing.T) {
 	if !errors.Is(err, memstore.ErrConflict) || !strings.Contains(err.Error(), res2.SHA) {
 		t.Fatalf("stale sha: got %v, want a conflict naming %s", err, res2.SHA)
 	}
-	if content, _, _ := s.Read(p); string(content) != "one\ntwo\n" {
+	if content, _, _ := s.Read(ctx, p); string(content) != "one\ntwo\n" {
 		t.Errorf("content %q after a refused write", content)
 	}
 }
@@ -252,7 +252,7 @@ func TestStore_ExpectedSHA(t *testing.T) {
 func TestStore_List(t *testing.T) {
 	s := newStore(t)
 	seed(t, s)
-	got, err := s.List("/memories/workspaces/sales")
+	got, err := s.List(context.Background(), "/memories/workspaces/sales")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestStore_List(t *testing.T) {
 	if strings.Join(names, "\n") != strings.Join(want, "\n") {
 		t.Errorf("List = %v, want %v", names, want)
 	}
-	if _, err := s.List("/memories/nope"); !errors.Is(err, memstore.ErrNotFound) {
+	if _, err := s.List(context.Background(), "/memories/nope"); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("missing directory: %v", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestStore_Put(t *testing.T) {
 		t.Errorf("message %q, want %q", got, want)
 	}
 	for p, want := range files {
-		if got, _, _ := s.Read(p); string(got) != want {
+		if got, _, _ := s.Read(ctx, p); string(got) != want {
 			t.Errorf("%s = %q, want %q", p, got, want)
 		}
 	}
@@ -310,7 +310,7 @@ func TestStore_Put(t *testing.T) {
 	if _, err := s.Put(ctx, bad, nil); !errors.Is(err, memstore.ErrRejected) {
 		t.Errorf("Put with a secret: %v", err)
 	}
-	if _, _, err := s.Read("/memories/workspaces/w/ok.md"); !errors.Is(err, memstore.ErrNotFound) {
+	if _, _, err := s.Read(ctx, "/memories/workspaces/w/ok.md"); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("a refused Put wrote ok.md: %v", err)
 	}
 	if got := commitCount(t, s); got != before+1 {

@@ -307,7 +307,7 @@ func TestStore_InterruptedWriteIsRepairedByTheNextWriter(t *testing.T) {
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("the dying writer's temporary file is left: %v", err)
 	}
-	if got, _, err := b.Read("/memories/notes/a.md"); err != nil || string(got) != "a\n" {
+	if got, _, err := b.Read(context.Background(), "/memories/notes/a.md"); err != nil || string(got) != "a\n" {
 		t.Errorf("after the next write, a.md = %q, %v; want it restored", got, err)
 	}
 	if _, err := os.Stat(filepath.Join(a.Dir(), ".git", "selmem-pending")); !os.IsNotExist(err) {
@@ -390,7 +390,10 @@ func TestStore_PathBelowAFile(t *testing.T) {
 			_, err := s.Create(context.Background(), "/memories/workspaces/w/task.md/x.md", "x\n", nil)
 			return err
 		},
-		"view": func() error { _, err := s.View("/memories/workspaces/w/task.md/sub/y.md", nil); return err },
+		"view": func() error {
+			_, err := s.View(context.Background(), "/memories/workspaces/w/task.md/sub/y.md", nil)
+			return err
+		},
 	}
 	for name, op := range ops {
 		err := op()

@@ -29,7 +29,7 @@ func FuzzStore_StrReplaceInsert(f *testing.F) {
 			return // refused by the gate; not what this target explores
 		}
 		_, err := s.StrReplace(ctx, p, old, new, nil)
-		got, _, _ := s.Read(p)
+		got, _, _ := s.Read(ctx, p)
 		switch n := strings.Count(content, old); {
 		case err == nil:
 			if old == "" || n != 1 || string(got) != strings.Replace(content, old, new, 1) {
@@ -47,7 +47,7 @@ func FuzzStore_StrReplaceInsert(f *testing.F) {
 			lines = len(strings.Split(strings.TrimSuffix(before, "\n"), "\n"))
 		}
 		_, err = s.Insert(ctx, p, line, text, nil)
-		got, _, _ = s.Read(p)
+		got, _, _ = s.Read(ctx, p)
 		switch {
 		case err == nil:
 			if line < 0 || line > lines || !strings.HasSuffix(string(got), "\n") || !strings.Contains(string(got), strings.TrimSuffix(text, "\n")) {

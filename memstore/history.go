@@ -29,7 +29,7 @@ const DefaultHistoryLimit = 20
 // History lists the commits that changed the file or directory at p (all
 // commits when p is the root), newest first, following first parents. A path
 // that no longer exists still has a history.
-func (s *Store) History(p string, limit int) ([]Commit, error) {
+func (s *Store) History(ctx context.Context, p string, limit int) ([]Commit, error) {
 	rel, err := s.cleanPath(p)
 	if err != nil {
 		return nil, err

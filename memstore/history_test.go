@@ -22,7 +22,7 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, err := s.History(p, 10)
+	hist, err := s.History(ctx, p, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +32,13 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if got := hist[1].Trailers; got["Source"] != "inferred" || got["Author"] != "bob" || got["Tool"] != "memory_create" {
 		t.Errorf("trailers %v", got)
 	}
-	if all, _ := s.History("/memories", 100); len(all) != 4 {
+	if all, _ := s.History(ctx, "/memories", 100); len(all) != 4 {
 		t.Errorf("full history has %d commits, want 4", len(all))
 	}
-	if dir, _ := s.History("/memories/workspaces/w", 100); len(dir) != 3 {
+	if dir, _ := s.History(ctx, "/memories/workspaces/w", 100); len(dir) != 3 {
 		t.Errorf("directory history has %d commits, want 3", len(dir))
 	}
-	if one, _ := s.History(p, 1); len(one) != 1 || one[0].Hash != v2.Commit {
+	if one, _ := s.History(ctx, p, 1); len(one) != 1 || one[0].Hash != v2.Commit {
 		t.Errorf("limit 1: %+v", one)
 	}
 
@@ -47,7 +47,7 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if content, _, _ := s.Read(p); string(content) != "# Task\n\n- v1\n" || res.SHA != v1.SHA {
+	if content, _, _ := s.Read(ctx, p); string(content) != "# Task\n\n- v1\n" || res.SHA != v1.SHA {
 		t.Errorf("after revert: %q", content)
 	}
 	if _, err := s.Revert(ctx, p, v1.Commit, nil); !errors.Is(err, memstore.ErrInvalid) {
@@ -58,14 +58,14 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if _, err := s.Delete(ctx, "/memories/workspaces/w", nil); err != nil {
 		t.Fatal(err)
 	}
-	if hist, err := s.History(p, 10); err != nil || len(hist) != 4 {
+	if hist, err := s.History(ctx, p, 10); err != nil || len(hist) != 4 {
 		t.Errorf("history of a deleted file: %d commits, %v", len(hist), err)
 	}
 	if _, err := s.Revert(ctx, "/memories/workspaces/w", v2.Commit, nil); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{p: "# Task\n\n- v2\n", "/memories/workspaces/w/other.md": "# Other\n"} {
-		if content, _, err := s.Read(path); err != nil || string(content) != want {
+		if content, _, err := s.Read(ctx, path); err != nil || string(content) != want {
 			t.Errorf("%s after directory revert: %q, %v", path, content, err)
 		}
 	}

@@ -137,7 +137,7 @@ func TestStore_ConcurrentWriters(t *testing.T) {
 				if w%2 == 0 {
 					res, err = s.Insert(ctx, own, r+1, fmt.Sprintf("line %d", r), nil)
 				} else {
-					_, sha, rerr := s.Read(shared)
+					_, sha, rerr := s.Read(ctx, shared)
 					if rerr != nil {
 						t.Errorf("read shared: %v", rerr)
 						return
@@ -174,7 +174,7 @@ func TestStore_ConcurrentWriters(t *testing.T) {
 	if got, want := commitCount(t, s), len(acked)+2; got != want {
 		t.Errorf("%d commits, want %d (acknowledged writes + initial + shared create)", got, want)
 	}
-	content, _, err := s.Read(shared)
+	content, _, err := s.Read(ctx, shared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestStore_CrashBetweenCommitAndIndex(t *testing.T) {
 	if got, want := commitCount(t, s), 2; got != want {
 		t.Fatalf("%d commits, want %d", got, want)
 	}
-	if _, err := s.View(p, nil); err != nil {
+	if _, err := s.View(context.Background(), p, nil); err != nil {
 		t.Errorf("View after crash: %v", err)
 	}
 	if got := searchPaths(t, s, "quarterly reports fifth working day"); len(got) == 0 || got[0] != p {
@@ -402,7 +402,7 @@ func TestStore_WorkspaceCap(t *testing.T) {
 	if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "cap of 200 bytes") {
 		t.Fatalf("write over the workspace cap: %v", err)
 	}
-	if _, _, err := s.Read("/memories/workspaces/w/d.md"); !errors.Is(err, memstore.ErrNotFound) {
+	if _, _, err := s.Read(ctx, "/memories/workspaces/w/d.md"); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("refused write left a file: %v", err)
 	}
 	// Deleting makes room again.

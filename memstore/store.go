@@ -478,7 +478,7 @@ func (s *Store) Head() (string, error) {
 
 // Read returns the content of the file at the virtual path p and its blob
 // hash (the value WriteOptions.ExpectedSHA compares against).
-func (s *Store) Read(p string) (content []byte, sha string, err error) {
+func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string, err error) {
 	rel, err := s.cleanPath(p)
 	if err != nil {
 		return nil, "", err

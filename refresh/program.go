@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,12 +14,12 @@ import (
 // Program reads an artifact's program files at HEAD, by name relative to
 // its directory (subdirectories included, the binding left out), and a key
 // that changes whenever any of them does.
-func (r *Refresher) Program(ws, artifact string) (files map[string]string, key string, err error) {
+func (r *Refresher) Program(ctx context.Context, ws, artifact string) (files map[string]string, key string, err error) {
 	files = map[string]string{}
 	h := sha256.New()
 	var walk func(dir, prefix string) error
 	walk = func(dir, prefix string) error {
-		entries, err := r.store.List(dir)
+		entries, err := r.store.List(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -33,7 +34,7 @@ func (r *Refresher) Program(ws, artifact string) (files map[string]string, key s
 			if name == BindingName {
 				continue
 			}
-			content, sha, err := r.store.Read(e.Path)
+			content, sha, err := r.store.Read(ctx, e.Path)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ type QueryResult struct {
 // ATTACH, no pragma that sets anything).
 func (r *Refresher) Query(ctx context.Context, ws, artifact, query string, lim QueryLimits) (QueryResult, error) {
 	lim = lim.withDefaults()
-	b, err := r.ReadBinding(ws, artifact)
+	b, err := r.ReadBinding(ctx, ws, artifact)
 	if err != nil {
 		return QueryResult{}, err
 	}

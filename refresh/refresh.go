@@ -197,11 +197,11 @@ func check(original, now []Column) (added []string, warnings []string, brk *Brea
 }
 
 // ReadBinding reads an artifact's binding at HEAD.
-func (r *Refresher) ReadBinding(ws, artifact string) (*Binding, error) {
+func (r *Refresher) ReadBinding(ctx context.Context, ws, artifact string) (*Binding, error) {
 	if err := CheckArtifact(ws, artifact); err != nil {
 		return nil, err
 	}
-	data, _, err := r.store.Read(BindingPath(ws, artifact))
+	data, _, err := r.store.Read(ctx, BindingPath(ws, artifact))
 	if errors.Is(err, memstore.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("artifact %s/%s has no %s.", ws, artifact, BindingName),
 			"Create the artifact with `selmem artifact init`, or write "+BindingPath(ws, artifact)+" naming its connector.")
@@ -213,11 +213,11 @@ func (r *Refresher) ReadBinding(ws, artifact string) (*Binding, error) {
 }
 
 // ReadConnector reads a workspace's tool configuration as a connector.
-func (r *Refresher) ReadConnector(ws, name string) (*Connector, error) {
+func (r *Refresher) ReadConnector(ctx context.Context, ws, name string) (*Connector, error) {
 	if err := checkName("connector", name); err != nil {
 		return nil, err
 	}
-	data, _, err := r.store.Read(ConnectorPath(ws, name))
+	data, _, err := r.store.Read(ctx, ConnectorPath(ws, name))
 	if errors.Is(err, memstore.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("workspace %s has no connector %s (%s).", ws, name, ConnectorPath(ws, name)),
 			"Write the tool configuration first: kind file (path), sql (connection, query), rest (url) or mcp (server, tool).")
@@ -230,7 +230,7 @@ func (r *Refresher) ReadConnector(ws, name string) (*Connector, error) {
 
 // LoadSource loads the data of a connector with the given parameters.
 func (r *Refresher) LoadSource(ctx context.Context, ws, connector string, params map[string]string) (*Table, string, error) {
-	c, err := r.ReadConnector(ws, connector)
+	c, err := r.ReadConnector(ctx, ws, connector)
 	if err != nil {
 		return nil, "", err
 	}
@@ -269,7 +269,7 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		return Result{}, err
 	}
 	defer unlock()
-	b, err := r.ReadBinding(req.Workspace, req.Artifact)
+	b, err := r.ReadBinding(ctx, req.Workspace, req.Artifact)
 	if err != nil {
 		return Result{}, err
 	}
@@ -322,7 +322,7 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		snapc <- snapOut{sha, err, time.Since(s0)}
 	}()
 	lintc := make(chan []string, 1)
-	go func() { lintc <- r.lint(req, t, &res) }()
+	go func() { lintc <- r.lint(ctx, req, t, &res) }()
 	tp, perr := profiler.Profile(ctx, replay{t}, &profiler.Options{Name: next.SchemaName()})
 	res.Timings.Profile = ms(time.Since(t0))
 	res.Lint = <-lintc
@@ -346,7 +346,7 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 
 	t0 = time.Now()
 	next.Snapshot = &SnapshotRef{SHA256: so.sha, Rows: t.Rows, Columns: len(t.Columns), RefreshedAt: r.opts.Now().UTC().Truncate(time.Second), Source: ref}
-	plan, files, err := schemas.Plan(r.store, req.Workspace, next.SchemaName(), tp, ref, 0)
+	plan, files, err := schemas.Plan(ctx, r.store, req.Workspace, next.SchemaName(), tp, ref, 0)
 	if err != nil {
 		r.snaps.Discard(ctx, so.sha)
 		return Result{}, err
@@ -370,8 +370,8 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 
 // lint lints the artifact's program against t when the program changed
 // since the last run, and repeats the last findings otherwise.
-func (r *Refresher) lint(req Request, t *Table, res *Result) []string {
-	files, key, err := r.Program(req.Workspace, req.Artifact)
+func (r *Refresher) lint(ctx context.Context, req Request, t *Table, res *Result) []string {
+	files, key, err := r.Program(ctx, req.Workspace, req.Artifact)
 	if err != nil || len(files) == 0 {
 		return nil
 	}

@@ -40,14 +40,14 @@ func TestRefresh_Lifecycle(t *testing.T) {
 	if diff := cmp.Diff(wantCols, res.Binding.Columns); diff != "" {
 		t.Fatalf("original columns (-want +got):\n%s", diff)
 	}
-	b, err := f.r.ReadBinding("sales", "dash")
+	b, err := f.r.ReadBinding(t.Context(), "sales", "dash")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Snapshot == nil || b.Snapshot.Rows != 3 || b.Snapshot.Source != "file:orders.csv" {
 		t.Fatalf("binding snapshot = %+v", b.Snapshot)
 	}
-	if _, _, err := f.store.Read("/memories/workspaces/sales/schemas/orders.md"); err != nil {
+	if _, _, err := f.store.Read(ctx, "/memories/workspaces/sales/schemas/orders.md"); err != nil {
 		t.Fatalf("profile not stored: %v", err)
 	}
 	snap1 := b.Snapshot.SHA256
@@ -99,7 +99,7 @@ func TestRefresh_Lifecycle(t *testing.T) {
 		{"text where integer", dataV4, nil, []TypeChange{{"units", TypeInteger, TypeText}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b0, _, _ := f.store.Read(BindingPath("sales", "dash"))
+			b0, _, _ := f.store.Read(ctx, BindingPath("sales", "dash"))
 			h := head(t, f.store)
 			f.writeData(t, "orders.csv", tc.data)
 			_, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"})
@@ -116,7 +116,7 @@ func TestRefresh_Lifecycle(t *testing.T) {
 			if !strings.Contains(err.Error(), "regenerate") {
 				t.Errorf("the message does not say to regenerate: %s", err)
 			}
-			b1, _, _ := f.store.Read(BindingPath("sales", "dash"))
+			b1, _, _ := f.store.Read(ctx, BindingPath("sales", "dash"))
 			if head(t, f.store) != h || string(b0) != string(b1) {
 				t.Error("an incompatible refresh changed the memory")
 			}

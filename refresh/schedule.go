@@ -22,8 +22,8 @@ type Bound struct {
 // Bindings lists every artifact of every workspace that has a valid
 // binding.yaml, sorted. Artifacts whose binding does not parse are left
 // out.
-func (r *Refresher) Bindings() ([]Bound, error) {
-	wss, err := r.store.List(memstore.Root + "/workspaces")
+func (r *Refresher) Bindings(ctx context.Context) ([]Bound, error) {
+	wss, err := r.store.List(ctx, memstore.Root+"/workspaces")
 	if errors.Is(err, memstore.ErrNotFound) {
 		return nil, nil
 	}
@@ -35,7 +35,7 @@ func (r *Refresher) Bindings() ([]Bound, error) {
 		if !ws.IsDir {
 			continue
 		}
-		arts, err := r.store.List(ws.Path + "/artifacts")
+		arts, err := r.store.List(ctx, ws.Path+"/artifacts")
 		if err != nil {
 			continue
 		}
@@ -43,7 +43,7 @@ func (r *Refresher) Bindings() ([]Bound, error) {
 			if !a.IsDir || CheckArtifact(ws.Name, a.Name) != nil {
 				continue
 			}
-			if b, err := r.ReadBinding(ws.Name, a.Name); err == nil {
+			if b, err := r.ReadBinding(ctx, ws.Name, a.Name); err == nil {
 				out = append(out, Bound{Workspace: ws.Name, Artifact: a.Name, Binding: b})
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Scheduler) NextRun(ws, artifact string) (time.Time, bool) {
 // that is due; it returns the artifacts it refreshed (successfully or
 // not) and when the next one is due (zero: none scheduled).
 func (s *Scheduler) RunOnce(ctx context.Context) (ran []Bound, next time.Time) {
-	bounds, err := s.r.Bindings()
+	bounds, err := s.r.Bindings(ctx)
 	if err != nil {
 		s.r.log.Warn("refresh: reading the bindings failed", "err", err)
 	}

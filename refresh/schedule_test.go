@@ -125,7 +125,7 @@ func TestWatcher(t *testing.T) {
 		os.Rename(tmp, f.data+"/orders-w1.csv")
 		select {
 		case <-refreshed:
-			b, _ := f.r.ReadBinding("sales", "dash")
+			b, _ := f.r.ReadBinding(t.Context(), "sales", "dash")
 			st, _ := f.r.Snapshots().LastStatus("sales", "dash")
 			if st.Trigger != "watch" || b.Snapshot.Rows < 4 {
 				t.Errorf("after the file changed: trigger %s, rows %d", st.Trigger, b.Snapshot.Rows)

@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -91,7 +92,7 @@ func (r *Refresher) Handler(prefix string) http.Handler {
 		if file == "" {
 			file = "index.html"
 		}
-		status, body, ctype := r.serve(ws, artifact, file)
+		status, body, ctype := r.serve(req.Context(), ws, artifact, file)
 		h.Set("Content-Type", ctype)
 		w.WriteHeader(status)
 		if req.Method == http.MethodGet {
@@ -101,14 +102,14 @@ func (r *Refresher) Handler(prefix string) http.Handler {
 }
 
 // serve answers one file of an artifact: status, body and content type.
-func (r *Refresher) serve(ws, artifact, file string) (int, []byte, string) {
+func (r *Refresher) serve(ctx context.Context, ws, artifact, file string) (int, []byte, string) {
 	const text = "text/plain; charset=utf-8"
 	clean := path.Clean("/" + file)[1:]
 	ctype, ok := servedExt[strings.ToLower(path.Ext(clean))]
 	if clean != file || !ok || clean == BindingName || strings.HasPrefix(path.Base(clean), ".") {
 		return http.StatusNotFound, []byte("404 page not found\n"), text
 	}
-	b, err := r.ReadBinding(ws, artifact)
+	b, err := r.ReadBinding(ctx, ws, artifact)
 	if err != nil {
 		return http.StatusNotFound, []byte(fmt.Sprintf("artifact %s/%s is not bound to data\n", ws, artifact)), text
 	}
@@ -130,7 +131,7 @@ func (r *Refresher) serve(ws, artifact, file string) (int, []byte, string) {
 			return http.StatusOK, data, servedExt[".json"]
 		}
 	}
-	content, _, err := r.store.Read(ArtifactDir(ws, artifact) + "/" + clean)
+	content, _, err := r.store.Read(ctx, ArtifactDir(ws, artifact)+"/"+clean)
 	if err != nil {
 		return http.StatusNotFound, []byte("404 page not found\n"), text
 	}

@@ -84,7 +84,7 @@ func TestHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, _ := f.r.ReadBinding("sales", "dash")
+	b, _ := f.r.ReadBinding(t.Context(), "sales", "dash")
 	b.Snapshot.SHA256 = sha
 	f.put(t, map[string]string{BindingPath("sales", "dash"): b.Marshal()})
 	if code, body, _ := get("/artifacts/sales/dash/"); code != http.StatusGone || !strings.Contains(body, "no longer retained") {
@@ -200,11 +200,11 @@ func TestRefresh_ConcurrentSerialise(t *testing.T) {
 	if results[1].at.After(last.at) {
 		last = results[1]
 	}
-	got, _ := f.r.ReadBinding("sales", "dash")
+	got, _ := f.r.ReadBinding(t.Context(), "sales", "dash")
 	if got.Snapshot.SHA256 != last.res.Binding.Snapshot.SHA256 {
 		t.Errorf("binding names %s, the last acknowledged refresh stored %s", got.Snapshot.SHA256[:12], last.res.Binding.Snapshot.SHA256[:12])
 	}
-	hist, err := f.store.History(BindingPath("sales", "dash"), 10)
+	hist, err := f.store.History(ctx, BindingPath("sales", "dash"), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -54,12 +55,12 @@ var (
 
 // View reads an artifact's view: its program made self-contained and its
 // current data, within the cap on view size.
-func (r *Refresher) View(ws, artifact string) (*View, error) {
-	b, err := r.ReadBinding(ws, artifact)
+func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error) {
+	b, err := r.ReadBinding(ctx, ws, artifact)
 	if err != nil {
 		return nil, err
 	}
-	files, _, err := r.Program(ws, artifact)
+	files, _, err := r.Program(ctx, ws, artifact)
 	if err != nil {
 		return nil, err
 	}

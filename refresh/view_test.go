@@ -48,7 +48,7 @@ func TestRefresher_View(t *testing.T) {
 		ArtifactDir("sales", "dash") + "/style.css":  "h1{}\n",
 	})
 
-	v, err := f.r.View("sales", "dash")
+	v, err := f.r.View(t.Context(), "sales", "dash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestRefresher_View(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err = f.r.View("sales", "dash")
+	v, err = f.r.View(t.Context(), "sales", "dash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +75,12 @@ func TestRefresher_View(t *testing.T) {
 	}
 
 	f.r.opts.MaxViewBytes = v.Bytes - 1
-	v, err = f.r.View("sales", "dash")
+	v, err = f.r.View(t.Context(), "sales", "dash")
 	if err != nil || !v.TooLarge || v.Data != nil || v.Snapshot == nil {
 		t.Errorf("over the cap: %+v, %v", v, err)
 	}
 
-	if _, err := f.r.View("sales", "nope"); !errors.Is(err, memstore.ErrNotFound) {
+	if _, err := f.r.View(t.Context(), "sales", "nope"); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("missing artifact: %v", err)
 	}
 }

@@ -50,14 +50,14 @@ type watched struct {
 
 // targets maps each directory to watch to the patterns in it. Only
 // connectors whose directory lies inside the data roots are watched.
-func (w *Watcher) targets() map[string][]watched {
-	bounds, err := w.r.Bindings()
+func (w *Watcher) targets(ctx context.Context) map[string][]watched {
+	bounds, err := w.r.Bindings(ctx)
 	if err != nil {
 		return nil
 	}
 	byPattern := map[string]*watched{}
 	for _, b := range bounds {
-		c, err := w.r.ReadConnector(b.Workspace, b.Binding.Connector)
+		c, err := w.r.ReadConnector(ctx, b.Workspace, b.Binding.Connector)
 		if err != nil || c.Kind != KindFile || !filepath.IsAbs(c.Path) {
 			continue
 		}
@@ -98,7 +98,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	)
 	defer wg.Wait()
 	scan := func() {
-		t := w.targets()
+		t := w.targets(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		targets = t

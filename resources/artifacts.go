@@ -39,11 +39,11 @@ func (r *Registry) registerArtifacts() {
 }
 
 // artifactsText lists a workspace's artifacts.
-func (r *Registry) artifactsText(ws string) (string, error) {
+func (r *Registry) artifactsText(ctx context.Context, ws string) (string, error) {
 	if r.refresher == nil {
 		return "", missing{"artifacts are not available on this server"}
 	}
-	all, err := r.refresher.Bindings()
+	all, err := r.refresher.Bindings(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +100,7 @@ func (r *Registry) handleRegenerate(ctx context.Context, req mcp.GetPromptReques
 	if ws == "" || artifact == "" {
 		return nil, fmt.Errorf("%w: the arguments workspace and artifact are required", mcp.ErrInvalidParams)
 	}
-	bd, err := r.refresher.ReadBinding(ws, artifact)
+	bd, err := r.refresher.ReadBinding(ctx, ws, artifact)
 	if err != nil {
 		var me *memstore.Error
 		if errors.As(err, &me) {
@@ -116,8 +116,8 @@ func (r *Registry) handleRegenerate(ctx context.Context, req mcp.GetPromptReques
 	fmt.Fprintf(&b, "3. Write the files with memory_create or memory_str_replace under %s/ (leave %s alone).\n", refresh.ArtifactDir(ws, artifact), refresh.BindingName)
 	fmt.Fprintf(&b, "4. Call refresh_artifact with workspace %s, artifact %s and rebind true, so the artifact is bound to the new columns.\n\n", ws, artifact)
 
-	if files, err := scanWorkspace(r.store, ws); err == nil {
-		if w, err := loadFiles(r.store, files, r.now()); err == nil {
+	if files, err := scanWorkspace(ctx, r.store, ws); err == nil {
+		if w, err := loadFiles(ctx, r.store, files, r.now()); err == nil {
 			text, _ := Compose(w, r.budget, r.count)
 			b.WriteString("## Workspace context\n\n" + text + "\n\n")
 		}
@@ -147,13 +147,13 @@ func (r *Registry) handleRegenerate(ctx context.Context, req mcp.GetPromptReques
 		}
 	}
 	b.WriteString("## The program\n\n")
-	entries, _ := r.store.List(refresh.ArtifactDir(ws, artifact))
+	entries, _ := r.store.List(ctx, refresh.ArtifactDir(ws, artifact))
 	size := 0
 	for _, e := range entries {
 		if e.IsDir || e.Name == refresh.BindingName {
 			continue
 		}
-		content, _, err := r.store.Read(e.Path)
+		content, _, err := r.store.Read(ctx, e.Path)
 		if err != nil {
 			continue
 		}

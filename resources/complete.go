@@ -37,31 +37,31 @@ var (
 // An argument it does not know gets no values rather than an error, so a
 // client probing completions of other servers' prompts is not told off.
 func (r *Registry) CompletePromptArgument(ctx context.Context, _ string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
-	return r.complete(arg, cc), nil
+	return r.complete(ctx, arg, cc), nil
 }
 
 // CompleteResourceArgument completes a variable of a resource template, as
 // CompletePromptArgument does.
 func (r *Registry) CompleteResourceArgument(ctx context.Context, _ string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
-	return r.complete(arg, cc), nil
+	return r.complete(ctx, arg, cc), nil
 }
 
 // complete returns the values for arg that start with its value, sorted,
 // at most MaxCompletions of them. The workspace of a source or artifact is
 // the workspace (or ws) argument already given in cc.
-func (r *Registry) complete(arg mcp.CompleteArgument, cc mcp.CompleteContext) *mcp.Completion {
+func (r *Registry) complete(ctx context.Context, arg mcp.CompleteArgument, cc mcp.CompleteContext) *mcp.Completion {
 	var candidates []string
 	switch arg.Name {
 	case argWorkspace, argWS:
-		candidates, _ = listWorkspaces(r.store)
+		candidates, _ = listWorkspaces(ctx, r.store)
 	case argSource:
-		if files, err := scanWorkspace(r.store, workspaceOf(cc)); err == nil {
+		if files, err := scanWorkspace(ctx, r.store, workspaceOf(cc)); err == nil {
 			candidates = files.schemas
 		}
 	case argArtifact:
-		candidates = r.dirNames(workspacesDir + "/" + workspaceOf(cc) + "/" + dirArtifacts)
+		candidates = r.dirNames(ctx, workspacesDir+"/"+workspaceOf(cc)+"/"+dirArtifacts)
 	case argPath:
-		candidates = r.paths(arg.Value)
+		candidates = r.paths(ctx, arg.Value)
 	}
 	return completion(candidates, arg.Value)
 }
@@ -93,8 +93,8 @@ func completion(candidates []string, prefix string) *mcp.Completion {
 
 // dirNames returns the names of the directories inside dir; none when dir
 // does not exist or the store refuses it.
-func (r *Registry) dirNames(dir string) []string {
-	entries, err := r.store.List(dir)
+func (r *Registry) dirNames(ctx context.Context, dir string) []string {
+	entries, err := r.store.List(ctx, dir)
 	if err != nil {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (r *Registry) dirNames(dir string) []string {
 
 // paths completes a virtual path: the entries of the directory the typed
 // prefix is in, directories with a trailing slash.
-func (r *Registry) paths(prefix string) []string {
+func (r *Registry) paths(ctx context.Context, prefix string) []string {
 	if !strings.HasPrefix(prefix, memstore.Root) {
 		return []string{memstore.Root + "/"}
 	}
@@ -117,7 +117,7 @@ func (r *Registry) paths(prefix string) []string {
 	if i := strings.LastIndex(prefix, "/"); i > len(memstore.Root) {
 		dir = prefix[:i]
 	}
-	entries, err := r.store.List(dir)
+	entries, err := r.store.List(ctx, dir)
 	if err != nil {
 		if !errors.Is(err, memstore.ErrNotFound) && !errors.Is(err, memstore.ErrRejected) {
 			r.log.Warn("complete a path", logKeyErr, err)

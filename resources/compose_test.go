@@ -19,7 +19,7 @@ import (
 // load reads workspace name from store at the test clock.
 func load(tb testing.TB, store *memstore.Store, name string) resources.Workspace {
 	tb.Helper()
-	ws, err := resources.LoadWorkspace(store, name, now)
+	ws, err := resources.LoadWorkspace(context.Background(), store, name, now)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -210,9 +210,9 @@ func TestLoadWorkspace_Names(t *testing.T) {
 	t.Parallel()
 	store := newStore(t, fixture)
 	for _, name := range []string{"missing", "..", "%2e%2e", "a/b", "sales/tools", ".git", "", `a\b`} {
-		_, err := resources.LoadWorkspace(store, name, now)
+		_, err := resources.LoadWorkspace(context.Background(), store, name, now)
 		if !errors.Is(err, memstore.ErrNotFound) && !errors.Is(err, memstore.ErrRejected) {
-			t.Errorf("LoadWorkspace(%q) = %v, want ErrNotFound or ErrRejected", name, err)
+			t.Errorf("LoadWorkspace(context.Background(), %q) = %v, want ErrNotFound or ErrRejected", name, err)
 		}
 	}
 }

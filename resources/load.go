@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -123,9 +124,9 @@ type workspaceMeta struct {
 
 // readMeta reads workspace.yaml of the workspace at dir; a missing or
 // malformed file gives empty fields.
-func readMeta(store *memstore.Store, dir string) workspaceMeta {
+func readMeta(ctx context.Context, store *memstore.Store, dir string) workspaceMeta {
 	var m workspaceMeta
-	content, _, err := store.Read(dir + "/" + fileWorkspace)
+	content, _, err := store.Read(ctx, dir+"/"+fileWorkspace)
 	if err != nil {
 		return m
 	}
@@ -151,12 +152,12 @@ type workspaceFiles struct {
 // scanWorkspace lists the files of workspace name. Errors are memstore's:
 // ErrNotFound for a missing workspace, ErrRejected for a name the gate
 // refuses.
-func scanWorkspace(store *memstore.Store, name string) (workspaceFiles, error) {
+func scanWorkspace(ctx context.Context, store *memstore.Store, name string) (workspaceFiles, error) {
 	if name == "" || strings.ContainsAny(name, "/\\") {
 		return workspaceFiles{}, &memstore.Error{Kind: memstore.ErrRejected, Msg: "not a workspace name"}
 	}
 	dir := workspacesDir + "/" + name
-	entries, err := store.List(dir)
+	entries, err := store.List(ctx, dir)
 	if err != nil {
 		return workspaceFiles{}, err
 	}
@@ -170,7 +171,7 @@ func scanWorkspace(store *memstore.Store, name string) (workspaceFiles, error) {
 		case !e.IsDir && e.Name == fileOutput:
 			w.output = true
 		case e.IsDir && e.Name == dirTools:
-			tools, err := store.List(dir + "/" + dirTools)
+			tools, err := store.List(ctx, dir+"/"+dirTools)
 			if err != nil && !errors.Is(err, memstore.ErrNotFound) {
 				return workspaceFiles{}, err
 			}
@@ -180,7 +181,7 @@ func scanWorkspace(store *memstore.Store, name string) (workspaceFiles, error) {
 				}
 			}
 		case e.IsDir && e.Name == dirSchemas:
-			schemas, err := store.List(dir + "/" + dirSchemas)
+			schemas, err := store.List(ctx, dir+"/"+dirSchemas)
 			if err != nil && !errors.Is(err, memstore.ErrNotFound) {
 				return workspaceFiles{}, err
 			}
@@ -197,7 +198,7 @@ func scanWorkspace(store *memstore.Store, name string) (workspaceFiles, error) {
 	}
 	sortSchemas(w.schemas)
 	if w.hasMeta {
-		w.meta = readMeta(store, dir)
+		w.meta = readMeta(ctx, store, dir)
 	}
 	return w, nil
 }
@@ -218,20 +219,20 @@ func sortSchemas(names []string) {
 // removed. It returns memstore.ErrNotFound when the workspace does not exist
 // and memstore.ErrRejected when name is not a valid path element (the store's
 // gate decides: "..", percent escapes, hidden names and the like).
-func LoadWorkspace(store *memstore.Store, name string, now time.Time) (Workspace, error) {
-	files, err := scanWorkspace(store, name)
+func LoadWorkspace(ctx context.Context, store *memstore.Store, name string, now time.Time) (Workspace, error) {
+	files, err := scanWorkspace(ctx, store, name)
 	if err != nil {
 		return Workspace{}, err
 	}
-	return loadFiles(store, files, now)
+	return loadFiles(ctx, store, files, now)
 }
 
 // loadFiles reads the files scanWorkspace found.
-func loadFiles(store *memstore.Store, files workspaceFiles, now time.Time) (Workspace, error) {
+func loadFiles(ctx context.Context, store *memstore.Store, files workspaceFiles, now time.Time) (Workspace, error) {
 	dir := workspacesDir + "/" + files.name
 	ws := Workspace{Name: files.name, Title: files.meta.Title, Description: files.meta.Description}
 	read := func(p string, parse func([]byte, time.Time) (string, error)) (string, bool, error) {
-		content, _, err := store.Read(p)
+		content, _, err := store.Read(ctx, p)
 		if errors.Is(err, memstore.ErrNotFound) {
 			return "", false, nil // deleted since the scan
 		}
@@ -285,8 +286,8 @@ func loadFiles(store *memstore.Store, files workspaceFiles, now time.Time) (Work
 
 // listWorkspaces returns the names of the workspaces, sorted; none when the
 // workspaces directory does not exist yet.
-func listWorkspaces(store *memstore.Store) ([]string, error) {
-	entries, err := store.List(workspacesDir)
+func listWorkspaces(ctx context.Context, store *memstore.Store) ([]string, error) {
+	entries, err := store.List(ctx, workspacesDir)
 	if errors.Is(err, memstore.ErrNotFound) {
 		return nil, nil
 	}

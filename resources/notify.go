@@ -232,6 +232,8 @@ func classify(p string) change {
 // the workspaces' resource files (notes, artifacts, org, users) change
 // nothing. Changed reads the store; call it after the write returned.
 func (r *Registry) Changed(paths []string) {
+	// Notifications are computed by the server itself, for every subscriber.
+	ctx := context.Background()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
@@ -249,7 +251,7 @@ func (r *Registry) Changed(paths []string) {
 		}
 	}
 	if all {
-		names, err := listWorkspaces(r.store)
+		names, err := listWorkspaces(ctx, r.store)
 		if err != nil {
 			r.log.Error("list workspaces", logKeyErr, err)
 		}
@@ -267,10 +269,10 @@ func (r *Registry) Changed(paths []string) {
 	for _, ws := range slices.Sorted(maps.Keys(rescan)) {
 		old := r.listed[ws]
 		var now map[string]mcp.Resource
-		files, err := scanWorkspace(r.store, ws)
+		files, err := scanWorkspace(ctx, r.store, ws)
 		switch {
 		case err == nil:
-			ws, lerr := loadFiles(r.store, files, r.now())
+			ws, lerr := loadFiles(ctx, r.store, files, r.now())
 			if lerr != nil {
 				r.log.Error("load workspace", logKeyWorkspace, files.name, logKeyErr, lerr)
 				continue

@@ -167,7 +167,7 @@ func (r *Registry) handleRead(ctx context.Context, req mcp.ReadResourceRequest) 
 	if !ok {
 		return nil, notFound(uri, "no memory resource has this URI")
 	}
-	text, mime, err := r.render(t)
+	text, mime, err := r.render(ctx, t)
 	if err != nil {
 		return nil, r.fail(uri, err)
 	}
@@ -180,7 +180,7 @@ func (r *Registry) handlePrompt(ctx context.Context, req mcp.GetPromptRequest) (
 	if name == "" {
 		return nil, fmt.Errorf("%w: the argument workspace is required; read %s for the workspace names", mcp.ErrInvalidParams, WorkspacesURI)
 	}
-	text, _, err := r.render(target{kind: KindContext, workspace: name})
+	text, _, err := r.render(ctx, target{kind: KindContext, workspace: name})
 	if err != nil {
 		var m missing
 		if errors.As(err, &m) || errors.Is(err, memstore.ErrNotFound) || errors.Is(err, memstore.ErrRejected) {
@@ -221,23 +221,23 @@ func (r *Registry) fail(uri string, err error) error {
 }
 
 // render returns the text and MIME type of the resource t.
-func (r *Registry) render(t target) (text, mime string, err error) {
+func (r *Registry) render(ctx context.Context, t target) (text, mime string, err error) {
 	if t.kind == kindList {
-		text, err = r.workspacesText()
+		text, err = r.workspacesText(ctx)
 		return text, mimeMarkdown, err
 	}
 	if t.kind == KindArtifacts {
-		text, err = r.artifactsText(t.workspace)
+		text, err = r.artifactsText(ctx, t.workspace)
 		return text, mimeMarkdown, err
 	}
-	files, err := scanWorkspace(r.store, t.workspace)
+	files, err := scanWorkspace(ctx, r.store, t.workspace)
 	if err != nil {
 		return "", "", err
 	}
 	now := r.now()
 	switch t.kind {
 	case KindContext:
-		ws, err := loadFiles(r.store, files, now)
+		ws, err := loadFiles(ctx, r.store, files, now)
 		if err != nil {
 			return "", "", err
 		}
@@ -251,14 +251,14 @@ func (r *Registry) render(t target) (text, mime string, err error) {
 		if !exists {
 			return "", "", missing{"the workspace has no " + file}
 		}
-		return r.readItem(files.name, file, markdownItem, mimeMarkdown)
+		return r.readItem(ctx, files.name, file, markdownItem, mimeMarkdown)
 	case kindSchema:
 		if !contains(files.schemas, t.source) {
 			return "", "", missing{"the workspace has no schema profile of this source"}
 		}
-		return r.readItem(files.name, dirSchemas+"/"+t.source+".md", markdownItem, mimeMarkdown)
+		return r.readItem(ctx, files.name, dirSchemas+"/"+t.source+".md", markdownItem, mimeMarkdown)
 	case KindTools:
-		ws, err := loadFiles(r.store, files, now)
+		ws, err := loadFiles(ctx, r.store, files, now)
 		if err != nil {
 			return "", "", err
 		}
@@ -267,7 +267,7 @@ func (r *Registry) render(t target) (text, mime string, err error) {
 		}
 		return toolsText(ws.Tools), mimeYAML, nil
 	case KindSchemas:
-		ws, err := loadFiles(r.store, files, now)
+		ws, err := loadFiles(ctx, r.store, files, now)
 		if err != nil {
 			return "", "", err
 		}
@@ -280,8 +280,8 @@ func (r *Registry) render(t target) (text, mime string, err error) {
 }
 
 // readItem reads one file of workspace ws and returns it if in force.
-func (r *Registry) readItem(ws, file string, parse func([]byte, time.Time) (string, error), mime string) (string, string, error) {
-	content, _, err := r.store.Read(workspacesDir + "/" + ws + "/" + file)
+func (r *Registry) readItem(ctx context.Context, ws, file string, parse func([]byte, time.Time) (string, error), mime string) (string, string, error) {
+	content, _, err := r.store.Read(ctx, workspacesDir+"/"+ws+"/"+file)
 	if err != nil {
 		if errors.Is(err, memstore.ErrNotFound) {
 			return "", "", missing{"the workspace has no " + file}
@@ -299,8 +299,8 @@ func (r *Registry) readItem(ws, file string, parse func([]byte, time.Time) (stri
 }
 
 // workspacesText renders memory://workspaces.
-func (r *Registry) workspacesText() (string, error) {
-	names, err := listWorkspaces(r.store)
+func (r *Registry) workspacesText(ctx context.Context) (string, error) {
+	names, err := listWorkspaces(ctx, r.store)
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +311,7 @@ func (r *Registry) workspacesText() (string, error) {
 		return b.String(), nil
 	}
 	for _, n := range names {
-		m := readMeta(r.store, workspacesDir+"/"+n)
+		m := readMeta(ctx, r.store, workspacesDir+"/"+n)
 		b.WriteString("- " + n)
 		if line := summary(m); line != "" {
 			b.WriteString(": " + line)

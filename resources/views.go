@@ -61,7 +61,7 @@ func (r *Registry) handleView(ctx context.Context, req mcp.ReadResourceRequest) 
 		if !ok {
 			return nil, notFound(uri, "no view has this URI")
 		}
-		v, err := r.refresher.View(ws, artifact)
+		v, err := r.refresher.View(ctx, ws, artifact)
 		if err != nil {
 			return nil, r.fail(uri, err)
 		}

@@ -79,7 +79,7 @@ type SaveResult struct {
 // nothing changes no commit is made. w carries the provenance (nil is
 // valid).
 func Save(ctx context.Context, store *memstore.Store, workspace, name string, tp *profiler.TableProfile, connector string, budget int, w *memstore.WriteOptions) (SaveResult, error) {
-	res, files, err := Plan(store, workspace, name, tp, connector, budget)
+	res, files, err := Plan(ctx, store, workspace, name, tp, connector, budget)
 	if err != nil {
 		return SaveResult{}, err
 	}
@@ -98,7 +98,7 @@ func Save(ctx context.Context, store *memstore.Store, workspace, name string, tp
 // them, for a caller that commits them together with files of its own.
 // SaveResult.Changed lists the files whose content differs from what is
 // stored; Commit is empty.
-func Plan(store *memstore.Store, workspace, name string, tp *profiler.TableProfile, connector string, budget int) (SaveResult, map[string]string, error) {
+func Plan(ctx context.Context, store *memstore.Store, workspace, name string, tp *profiler.TableProfile, connector string, budget int) (SaveResult, map[string]string, error) {
 	if err := CheckWorkspace(workspace); err != nil {
 		return SaveResult{}, nil, err
 	}
@@ -116,7 +116,7 @@ func Plan(store *memstore.Store, workspace, name string, tp *profiler.TableProfi
 		Text:          tp.SchemaFile(connector, budget),
 	}
 	joins := tp.JoinSketchesCSV(int(store.Limits().MaxFileBytes))
-	profiles, err := workspaceSketches(store, dir, name)
+	profiles, err := workspaceSketches(ctx, store, dir, name)
 	if err != nil {
 		return SaveResult{}, nil, err
 	}
@@ -134,7 +134,7 @@ func Plan(store *memstore.Store, workspace, name string, tp *profiler.TableProfi
 		res.Relationships: RelationshipsFile(res.Related),
 	}
 	for p, text := range files {
-		if cur, _, err := store.Read(p); err != nil || string(cur) != text {
+		if cur, _, err := store.Read(ctx, p); err != nil || string(cur) != text {
 			res.Changed = append(res.Changed, p)
 		}
 	}
@@ -150,9 +150,9 @@ func RelationshipsFile(rels []profiler.Relationship) string {
 
 // workspaceSketches reads the join sketches of every schema in dir that
 // still has its markdown file, except skip's.
-func workspaceSketches(store *memstore.Store, dir, skip string) (map[string]*profiler.TableProfile, error) {
+func workspaceSketches(ctx context.Context, store *memstore.Store, dir, skip string) (map[string]*profiler.TableProfile, error) {
 	profiles := map[string]*profiler.TableProfile{}
-	entries, err := store.List(dir)
+	entries, err := store.List(ctx, dir)
 	if errors.Is(err, memstore.ErrNotFound) {
 		return profiles, nil
 	}
@@ -168,7 +168,7 @@ func workspaceSketches(store *memstore.Store, dir, skip string) (map[string]*pro
 		if !ok || e.IsDir || name == skip || !has[name+SchemaExt] {
 			continue
 		}
-		data, _, err := store.Read(e.Path)
+		data, _, err := store.Read(ctx, e.Path)
 		if err != nil {
 			return nil, err
 		}

@@ -87,7 +87,7 @@ func TestSave(t *testing.T) {
 	if got, want := strings.Join(res.Changed, " "), "/memories/workspaces/sales/schemas/customers.joins.csv /memories/workspaces/sales/schemas/customers.md /memories/workspaces/sales/schemas/relationships.md"; got != want {
 		t.Errorf("changed %s, want %s", got, want)
 	}
-	md, _, err := s.Read(res.Schema)
+	md, _, err := s.Read(ctx, res.Schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestSave(t *testing.T) {
 	if len(res.Related) != 1 || res.Related[0].FromSource != "orders" || res.Related[0].ToColumn != "id" {
 		t.Errorf("relationships %+v", res.Related)
 	}
-	rel, _, _ := s.Read(res.Relationships)
+	rel, _, _ := s.Read(ctx, res.Relationships)
 	if !strings.Contains(string(rel), "- orders.customer_id → customers.id: many-to-one") {
 		t.Errorf("relationships.md:\n%s", rel)
 	}

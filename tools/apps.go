@@ -72,11 +72,11 @@ func (h *handlers) showArtifact(ctx context.Context, _ mcp.CallToolRequest, a Sh
 	if h.opts.Refresher == nil {
 		return mcp.NewToolResultError(errNoRefresher)
 	}
-	v, err := h.opts.Refresher.View(a.Workspace, a.Artifact)
+	v, err := h.opts.Refresher.View(ctx, a.Workspace, a.Artifact)
 	if err != nil {
 		return h.fail(NameShowArtifact, err)
 	}
-	b, err := h.opts.Refresher.ReadBinding(a.Workspace, a.Artifact)
+	b, err := h.opts.Refresher.ReadBinding(ctx, a.Workspace, a.Artifact)
 	if err != nil {
 		return h.fail(NameShowArtifact, err)
 	}
@@ -105,7 +105,7 @@ func (h *handlers) withView(ctx context.Context, ws, artifact string, res *mcp.C
 	if !mcpapps.ClientSupports(ctx) {
 		return res
 	}
-	v, err := h.opts.Refresher.View(ws, artifact)
+	v, err := h.opts.Refresher.View(ctx, ws, artifact)
 	if err != nil {
 		h.log.Warn("reading an artifact's view failed", logKeyTool, NameRefreshArtifact, logKeyErr, err)
 		return res

@@ -187,13 +187,13 @@ func mergeKeywords(ms ...map[string]map[string]any) map[string]map[string]any {
 	return out
 }
 
-func (h *handlers) view(_ context.Context, a ViewArgs) *mcp.CallToolResult {
-	out, err := h.store.View(a.Path, a.ViewRange)
+func (h *handlers) view(ctx context.Context, a ViewArgs) *mcp.CallToolResult {
+	out, err := h.store.View(ctx, a.Path, a.ViewRange)
 	if err != nil {
 		return h.fail(NameView, err)
 	}
 	var res ViewOutput
-	if _, sha, err := h.store.Read(a.Path); err == nil {
+	if _, sha, err := h.store.Read(ctx, a.Path); err == nil {
 		res.SHA = sha
 	}
 	return mcp.NewToolResultStructured(res, out)

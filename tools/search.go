@@ -142,7 +142,7 @@ func (h *handlers) search(ctx context.Context, a SearchArgs) *mcp.CallToolResult
 	return mcp.NewToolResultStructured(out, text)
 }
 
-func (h *handlers) history(_ context.Context, a HistoryArgs) *mcp.CallToolResult {
+func (h *handlers) history(ctx context.Context, a HistoryArgs) *mcp.CallToolResult {
 	if a.Limit < 0 || a.Limit > MaxHistoryLimit {
 		return mcp.NewToolResultError(fmt.Sprintf("Error: limit %d is out of range. Use a limit between 1 and %d, or leave it out for %d.", a.Limit, MaxHistoryLimit, memstore.DefaultHistoryLimit))
 	}
@@ -150,7 +150,7 @@ func (h *handlers) history(_ context.Context, a HistoryArgs) *mcp.CallToolResult
 	if p == "" {
 		p = memstore.Root
 	}
-	commits, err := h.store.History(p, a.Limit)
+	commits, err := h.store.History(ctx, p, a.Limit)
 	if err != nil {
 		return h.fail(NameHistory, err)
 	}

@@ -52,7 +52,7 @@ dashboard is served by selmem serve --http at /artifacts/WORKSPACE/NAME/.`,
 				if err := refresh.CheckArtifact(ws, name); err != nil {
 					return err
 				}
-				if _, err := s.List(refresh.ArtifactDir(ws, name)); err == nil {
+				if _, err := s.List(cmd.Context(), refresh.ArtifactDir(ws, name)); err == nil {
 					return &memstore.Error{Kind: memstore.ErrExists, Msg: fmt.Sprintf("Error: artifact %s/%s already exists.", ws, name),
 						Hint: "Choose another name, or delete it first with selmem delete " + refresh.ArtifactDir(ws, name) + "."}
 				}
@@ -75,7 +75,7 @@ dashboard is served by selmem serve --http at /artifacts/WORKSPACE/NAME/.`,
 					put[refresh.ArtifactDir(ws, name)+"/"+f] = text
 				}
 				outPath := memstore.Root + "/workspaces/" + ws + "/output.md"
-				out, _, err := s.Read(outPath)
+				out, _, err := s.Read(cmd.Context(), outPath)
 				if errors.Is(err, memstore.ErrNotFound) {
 					out = []byte("---\ntype: output\nsource: user_confirmed\n---\n# Output constraints\n")
 				} else if err != nil {
@@ -115,14 +115,14 @@ func (a *app) artifactLintCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				b, err := rf.ReadBinding(ws, name)
+				b, err := rf.ReadBinding(cmd.Context(), ws, name)
 				if err != nil {
 					return err
 				}
 				if b.Snapshot == nil {
 					return &memstore.Error{Kind: memstore.ErrNotFound, Msg: fmt.Sprintf("Error: artifact %s/%s has no data yet.", ws, name), Hint: "Run selmem refresh " + ws + " " + name + " first."}
 				}
-				files, _, err := rf.Program(ws, name)
+				files, _, err := rf.Program(cmd.Context(), ws, name)
 				if err != nil {
 					return err
 				}

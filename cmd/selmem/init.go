@@ -41,7 +41,7 @@ func (a *app) initCommand() *cobra.Command {
 						return err
 					}
 					target := "/memories/workspaces/" + path.Clean(p)
-					if _, _, err := s.Read(target); err == nil {
+					if _, _, err := s.Read(cmd.Context(), target); err == nil {
 						fmt.Fprintf(a.stdout, "%s exists, kept\n", target)
 						return nil
 					}

@@ -21,7 +21,7 @@ func (a *app) logCommand() *cobra.Command {
 				p = memPath(argv[0])
 			}
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
-				commits, err := s.History(p, limit)
+				commits, err := s.History(cmd.Context(), p, limit)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ run.`,
 					return err
 				}
 				if status {
-					return a.printStatus(rf, asJSON)
+					return a.printStatus(cmd.Context(), rf, asJSON)
 				}
 				res, err := rf.Refresh(cmd.Context(), refresh.Request{Workspace: argv[0], Artifact: argv[1], Source: source, Rebind: rebind, Trigger: "cli"})
 				var inc *refresh.IncompatibleError
@@ -97,8 +98,8 @@ type artifactStatus struct {
 	NextRun   *time.Time `json:"next_run,omitempty"`
 }
 
-func (a *app) printStatus(rf *refresh.Refresher, asJSON bool) error {
-	bounds, err := rf.Bindings()
+func (a *app) printStatus(ctx context.Context, rf *refresh.Refresher, asJSON bool) error {
+	bounds, err := rf.Bindings(ctx)
 	if err != nil {
 		return err
 	}

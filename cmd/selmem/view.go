@@ -24,7 +24,7 @@ func (a *app) viewCommand() *cobra.Command {
 				viewRange = r
 			}
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
-				out, err := s.View(memPath(argv[0]), viewRange)
+				out, err := s.View(cmd.Context(), memPath(argv[0]), viewRange)
 				if err != nil {
 					return err
 				}
