@@ -87,6 +87,8 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameRefreshArtifact:   {"workspace", "artifact"},
 		tools.NameQueryArtifactData: {"workspace", "artifact", "sql"},
 		tools.NameShowArtifact:      {"workspace", "artifact"},
+		tools.NamePublishTemplate:   {"workspace", "version"},
+		tools.NameLoadTemplate:      {"template", "new_workspace"},
 	}
 	type hints struct{ readOnly, destructive, idempotent bool }
 	wantHints := map[string]hints{
@@ -103,6 +105,8 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameRefreshArtifact:   {false, false, true},
 		tools.NameQueryArtifactData: {true, false, true},
 		tools.NameShowArtifact:      {true, false, true},
+		tools.NamePublishTemplate:   {false, false, true},
+		tools.NameLoadTemplate:      {false, false, true},
 	}
 	// Only tools that read outside the memory are open-world.
 	openWorld := map[string]bool{tools.NameProfileSource: true, tools.NameRefreshArtifact: true}
