@@ -404,6 +404,10 @@ func templateFiles(ws *object.Tree) (templateSet, error) {
 		if !carried || e.Mode == filemode.Dir {
 			continue
 		}
+		if !cleanTreePath(name) {
+			return set, &Error{Kind: ErrRejected, Msg: fmt.Sprintf("Error: the template names a file %q outside a plain path.", name),
+				Hint: "Nothing was written."}
+		}
 		if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
 			return set, &Error{Kind: ErrRejected, Msg: fmt.Sprintf("Error: the template's %s is not a regular file (mode %s).", name, e.Mode),
 				Hint: "Templates carry regular files only; nothing was written."}
