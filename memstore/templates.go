@@ -546,15 +546,15 @@ func joinKey(at, k string) string {
 	return at + "." + k
 }
 
-// stripURL removes the user information and secret-naming query
-// parameters of an http(s) URL; ok is false when v is not such a URL or
-// holds neither.
+// stripURL removes the user information (a user name binds a credential
+// too, e.g. postgres://reporting@db/sales) and secret-naming query
+// parameters of a URL; ok is false when v is not a URL or holds neither.
 func stripURL(v string) (string, bool) {
-	if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+	if !strings.Contains(v, "://") || strings.ContainsAny(v, " \n") {
 		return "", false
 	}
 	u, err := url.Parse(v)
-	if err != nil {
+	if err != nil || u.Scheme == "" || u.Host == "" {
 		return "", false
 	}
 	changed := false

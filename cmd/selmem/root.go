@@ -50,7 +50,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.insertCommand(), a.deleteCommand(), a.renameCommand(), a.searchCommand(),
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
-		a.profileCommand(), a.refreshCommand(), a.artifactCommand(),
+		a.profileCommand(), a.refreshCommand(), a.artifactCommand(), a.workspaceCommand(),
 	)
 	return root
 }
