@@ -149,6 +149,8 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Regi
 		mcp.WithResourceDescription("The workspaces in this memory, one line each, with the URI of each workspace's session context."),
 		mcp.WithMIMEType(mimeMarkdown)), r.handleRead)
 
+	r.registerTemplates()
+
 	srv.AddPrompt(mcp.NewPrompt(PromptStartSession,
 		mcp.WithPromptTitle("Start a session in a workspace"),
 		mcp.WithPromptDescription("Returns the workspace's session context (task specifications, output constraints, tool configurations, data schemas) as a user message, the same text as memory://workspaces/{workspace}/context."),
