@@ -10,6 +10,12 @@
 // repository, and an existing repository is never initialised again: a
 // damaged branch is recovered or Open refuses.
 //
+// Workspaces travel as templates: PublishTemplate tags a published state,
+// LoadTemplate copies what a template carries (specifications, tool
+// configurations without credential bindings, schemas, artifacts without
+// data) into a new workspace, and ExportWorkspace / ImportBundle move a
+// workspace and its templates between servers as a git bundle.
+//
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:
 // the tools and resources packages are thin layers over it.
