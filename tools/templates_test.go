@@ -2,6 +2,8 @@ package tools_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
+	"github.com/selmem/selmem/refresh"
+	"github.com/selmem/selmem/schemas"
 	"github.com/selmem/selmem/tools"
 )
 
@@ -33,32 +37,7 @@ func TestTemplateTools(t *testing.T) {
 	}
 	var changed []string
 	all := tools.Tools(store, &tools.Options{Changed: func(p []string) { changed = append(changed, p...) }})
-	srv := server.NewMCPServer("selmem-test", "v0", server.WithToolCapabilities(false))
-	srv.AddTools(all...)
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	call := func(name string, args map[string]any) (string, map[string]any, bool) {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("protocol error: %v", err)
-		}
-		sc, _ := res.StructuredContent.(map[string]any)
-		return res.Content[0].(mcp.TextContent).Text, sc, res.IsError
-	}
+	call := serve(t, all)
 
 	tests := []struct {
 		name    string
@@ -106,5 +85,99 @@ func TestTemplateTools(t *testing.T) {
 	}
 	if text := res.Content[0].(mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "needs an owner of workspace revenue") {
 		t.Errorf("viewer's publish = %q (isError %v)", text, res.IsError)
+	}
+}
+
+// serve serves the tools to an in-process MCP client and returns a
+// function calling one: its text, structured output and isError.
+func serve(t *testing.T, all []server.ServerTool) func(name string, args map[string]any) (string, map[string]any, bool) {
+	t.Helper()
+	ctx := context.Background()
+	srv := server.NewMCPServer("selmem-test", "v0", server.WithToolCapabilities(false))
+	srv.AddTools(all...)
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return func(name string, args map[string]any) (string, map[string]any, bool) {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatalf("protocol error: %v", err)
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		return res.Content[0].(mcp.TextContent).Text, sc, res.IsError
+	}
+}
+
+// TestTemplateTools_Swap is the template scenario through the
+// tools: publish, load into a new workspace, point the connector at the
+// caller's own, schema-compatible data, refresh; data that does not fit
+// is refused.
+func TestTemplateTools_Swap(t *testing.T) {
+	ctx := context.Background()
+	home, data := t.TempDir(), t.TempDir()
+	store, err := memstore.Open(ctx, home, &memstore.Options{Durability: memstore.DurabilityOS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close(ctx) })
+	snaps, err := refresh.OpenSnapshots(filepath.Join(home, "data"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := refresh.New(store, snaps, &refresh.Options{Access: schemas.Access{Roots: []string{data}}})
+	write := func(name, text string) string {
+		p := filepath.Join(data, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	theirs := write("theirs.csv", "region,amount\nEMEA,10.5\nAMER,20\n")
+	if _, err := store.Put(ctx, map[string]string{
+		refresh.ConnectorPath("sales", "orders"):             "kind: file\npath: " + theirs + "\n",
+		refresh.BindingPath("sales", "dash"):                 "connector: orders\n",
+		refresh.ArtifactDir("sales", "dash") + "/index.html": "<!doctype html><script type=\"application/json\" id=\"selmem-data\"></script>\n",
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	call := serve(t, tools.Tools(store, &tools.Options{Refresher: rf, DataRoots: []string{data}}))
+	steps := []struct {
+		tool    string
+		args    map[string]any
+		outcome string // refresh_artifact's outcome
+		want    string // in the text
+	}{
+		{tools.NameRefreshArtifact, map[string]any{"workspace": "sales", "artifact": "dash"}, refresh.OutcomeRefreshed, ""},
+		{tools.NamePublishTemplate, map[string]any{"workspace": "sales", "version": "1"}, "", ""},
+		{tools.NameLoadTemplate, map[string]any{"template": "sales@1", "new_workspace": "mine"}, "", ""},
+		{tools.NameStrReplace, map[string]any{"path": refresh.ConnectorPath("mine", "orders"), "old_str": theirs,
+			"new_str": write("mine.csv", "amount,region,channel\n7,APAC,web\n8.25,EMEA,store\n")}, "", ""},
+		{tools.NameRefreshArtifact, map[string]any{"workspace": "mine", "artifact": "dash"}, refresh.OutcomeRefreshed, "2 rows, 3 columns (new: channel)"},
+		{tools.NameLoadTemplate, map[string]any{"template": "sales@1", "new_workspace": "bad"}, "", ""},
+		{tools.NameStrReplace, map[string]any{"path": refresh.ConnectorPath("bad", "orders"), "old_str": theirs,
+			"new_str": write("bad.csv", "region,units\nEMEA,3\n")}, "", ""},
+		{tools.NameRefreshArtifact, map[string]any{"workspace": "bad", "artifact": "dash"}, refresh.OutcomeIncompatible, "missing columns amount"},
+	}
+	for i, st := range steps {
+		text, sc, isErr := call(st.tool, st.args)
+		if isErr {
+			t.Fatalf("step %d %s: %s", i, st.tool, text)
+		}
+		if st.outcome != "" && sc["outcome"] != st.outcome || !strings.Contains(text, st.want) {
+			t.Fatalf("step %d %s: outcome %v, want %s and a text with %q: %s", i, st.tool, sc["outcome"], st.outcome, st.want, text)
+		}
 	}
 }
