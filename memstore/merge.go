@@ -169,7 +169,8 @@ func (s *Store) merge(main *object.Tree, diffs map[string]fileDiff) ([]change, [
 // conflictError is the store error for a refused merge.
 func conflictError(what string, conflicts []Conflict, hint string) error {
 	ce := &ConflictError{What: what, Conflicts: conflicts}
-	return &Error{Kind: ErrConflict, Msg: strings.TrimSuffix(ce.Error(), "\n"), Hint: hint, Err: ce}
+	// The hint goes on a line of its own, after the versions.
+	return &Error{Kind: ErrConflict, Msg: ce.Error() + "\n" + hint, Err: ce}
 }
 
 // moveRef makes the objects written so far durable, then moves the ref name
