@@ -194,16 +194,20 @@ func TestStore_Publish(t *testing.T) {
 		want      map[string]string                     // path -> content after publish; "" absent
 	}{
 		{
-			name:  "concurrent change to another file merges",
-			draft: func(t *testing.T, s *memstore.Store) { must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil)) },
+			name: "concurrent change to another file merges",
+			draft: func(t *testing.T, s *memstore.Store) {
+				must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil))
+			},
 			main: func(t *testing.T, s *memstore.Store) {
 				must(t)(s.StrReplace(as("olivia"), output, "A table", "A chart", nil))
 			},
 			want: map[string]string{task: "# Task\n\nReport margin by region.\n", output: "# Output\n\nA chart, one row per region.\n"},
 		},
 		{
-			name:  "conflicting change is refused",
-			draft: func(t *testing.T, s *memstore.Store) { must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil)) },
+			name: "conflicting change is refused",
+			draft: func(t *testing.T, s *memstore.Store) {
+				must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil))
+			},
 			main: func(t *testing.T, s *memstore.Store) {
 				must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
 			},
