@@ -190,6 +190,7 @@ func TestStore_Publish(t *testing.T) {
 		name      string
 		draft     func(t *testing.T, s *memstore.Store) // steve, draft open
 		main      func(t *testing.T, s *memstore.Store) // olivia, on main
+		mainFirst bool                                  // main's write comes before the draft's
 		conflicts []string                              // expected conflicting paths
 		want      map[string]string                     // path -> content after publish; "" absent
 	}{
@@ -232,7 +233,8 @@ func TestStore_Publish(t *testing.T) {
 			want: map[string]string{task: "# Task\n\nReport margin by region.\n"},
 		},
 		{
-			name: "a file published before the draft first touched it is no conflict",
+			name:      "a file published before the draft first touched it is no conflict",
+			mainFirst: true,
 			main: func(t *testing.T, s *memstore.Store) {
 				must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
 			},
@@ -255,16 +257,12 @@ func TestStore_Publish(t *testing.T) {
 			s := sharedStore(t)
 			steve := as("steve")
 			must(t)(s.OpenDraft(steve, "sales"))
-			// The order of draft and main writes is the table's: main
-			// first when the case says so.
-			if c.name == "a file published before the draft first touched it is no conflict" {
+			if c.mainFirst {
 				c.main(t, s)
-				c.draft(t, s)
-			} else {
-				c.draft(t, s)
-				if c.main != nil {
-					c.main(t, s)
-				}
+			}
+			c.draft(t, s)
+			if c.main != nil && !c.mainFirst {
+				c.main(t, s)
 			}
 			before := snapshot(t, s)
 			_, err := s.Publish(steve, "sales", "")
