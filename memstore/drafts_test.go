@@ -7,11 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/sqliteindex"
 	"github.com/selmem/selmem/resources"
 )
 
@@ -497,5 +501,68 @@ func TestStore_ApproveConflict(t *testing.T) {
 	}
 	if after := snapshot(t, s); after != before {
 		t.Errorf("a refused approval changed something")
+	}
+}
+
+func TestStore_SearchOverDraft(t *testing.T) {
+	for _, scratch := range []bool{true, false} {
+		t.Run(map[bool]string{true: "scratch index", false: "no scratch index"}[scratch], func(t *testing.T) {
+			home := t.TempDir()
+			idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { idx.Close() })
+			opts := &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Now: func() time.Time { return fixedNow }}
+			if scratch {
+				opts.ScratchIndex = func(dir string) (memstore.Index, error) {
+					return sqliteindex.Open(filepath.Join(dir, "scratch.db"), nil)
+				}
+			}
+			s, err := memstore.Open(context.Background(), home, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(context.Background()) })
+			mustCreate(t, s, wsDir+"/workspace.yaml", wsYAML)
+			mustCreate(t, s, task, "# Task\n\nReport revenue by region.\n")
+			mustCreate(t, s, output, "# Output\n\nA revenue table, one row per region.\n")
+			steve := as("steve")
+			must(t)(s.OpenDraft(steve, "sales"))
+			must(t)(s.StrReplace(steve, task, "revenue", "quokka", nil))
+
+			paths := func(ctx context.Context, q string) []string {
+				t.Helper()
+				res, err := s.Search(ctx, memstore.SearchRequest{Query: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, h := range res.Hits {
+					out = append(out, h.Path)
+				}
+				slices.Sort(out)
+				return slices.Compact(out)
+			}
+			wantQuokka := []string(nil)
+			if scratch {
+				wantQuokka = []string{task}
+			}
+			for _, c := range []struct {
+				ctx   context.Context
+				query string
+				want  []string
+			}{
+				{steve, "quokka", wantQuokka},
+				{as("vera"), "quokka", nil},
+				{steve, "revenue", []string{output}},
+				{as("vera"), "revenue", []string{output, task}},
+			} {
+				if got := paths(c.ctx, c.query); !slices.Equal(got, c.want) {
+					p, _ := access.FromContext(c.ctx)
+					t.Errorf("%s searches %q: %v, want %v", p.User, c.query, got, c.want)
+				}
+			}
+		})
 	}
 }

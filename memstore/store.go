@@ -72,6 +72,11 @@ type Options struct {
 	// who is not an owner of the workspace becomes a proposal; 0 means
 	// DefaultProposalThreshold, a negative value turns the rule off.
 	ProposalThreshold float64
+	// ScratchIndex opens an empty index in the directory dir, which the
+	// store removes after use: a search by the owner of an open draft ranks
+	// the draft's changed files in one. Nil leaves those files out of the
+	// owner's search results.
+	ScratchIndex func(dir string) (Index, error)
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
