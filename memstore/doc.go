@@ -10,6 +10,13 @@
 // repository, and an existing repository is never initialised again: a
 // damaged branch is recovered or Open refuses.
 //
+// The published branch (refs/heads/main) is what everyone reads. A write
+// may instead go to its principal's draft of a workspace
+// (refs/drafts/<user>/<ws>, published by a three-way merge) or become a
+// proposal (refs/proposals/<ws>/<id>, approved by an owner); Store.route
+// decides. Neither touches the working files or the index, which mirror
+// the published branch.
+//
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:
 // the tools and resources packages are thin layers over it.

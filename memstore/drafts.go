@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/selmem/selmem/memstore/access"
+	"github.com/selmem/selmem/memstore/gate"
 )
 
 // A draft is a principal's private branch of one workspace,
@@ -332,6 +333,45 @@ func (s *Store) rebaseDraft(ctx context.Context, d *draftState, main *object.Com
 		d.ws, strings.Join(moved, ", "))}, nil
 }
 
+// checkACLChange refuses to publish a draft that changes the workspace's
+// ACL unless p owns the workspace: the steward who may publish may not
+// change who has which role.
+func (s *Store) checkACLChange(p access.Principal, ws string, diffs map[string]fileDiff) error {
+	rel := "workspaces/" + ws + "/" + access.WorkspaceFile
+	d, ok := diffs[rel]
+	if !ok {
+		return nil
+	}
+	tree, err := s.git.headTree()
+	if err != nil {
+		return err
+	}
+	if role, err := s.roleIn(p, tree, ws); err != nil || role == access.RoleOwner {
+		return err
+	}
+	acl := func(h plumbing.Hash) (access.ACL, error) {
+		if h.IsZero() {
+			return access.ACL{}, nil
+		}
+		content, err := s.git.blob(h)
+		if err != nil {
+			return access.ACL{}, err
+		}
+		return access.ParseACL(content)
+	}
+	published, err := acl(d.base)
+	if err != nil {
+		return nil // a broken base ACL: the merge decides
+	}
+	drafted, err := acl(d.theirs)
+	if err == nil && drafted.Equal(published) {
+		return nil
+	}
+	denied := &access.DeniedError{Principal: p.String(), Path: virtual(rel), Action: "change the ACL in", Need: "owner", Have: access.RoleSteward}
+	return &Error{Kind: ErrRejected, Msg: denied.Error(),
+		Hint: "Restore the acl: of workspace.yaml in your draft, or ask an owner to change it.", Err: denied}
+}
+
 // existingDraft returns user's open draft of ws and its changes, or an
 // error saying there is none.
 func (s *Store) existingDraft(user, ws string) (*draftState, map[string]fileDiff, error) {
@@ -368,8 +408,15 @@ func (s *Store) Publish(ctx context.Context, ws, message string) (WriteResult, e
 		if err != nil {
 			return WriteResult{}, err
 		}
+		if err := s.checkACLChange(p, ws, diffs); err != nil {
+			return WriteResult{}, err
+		}
 		subject := "publish " + ws
 		if m := strings.Join(strings.Fields(message), " "); m != "" {
+			// The message becomes the commit's subject: no secret there.
+			if err := gate.Text("message", m); err != nil {
+				return WriteResult{}, rejected(err)
+			}
 			subject += ": " + m
 		}
 		tool := "memory_publish"

@@ -566,3 +566,25 @@ func TestStore_SearchOverDraft(t *testing.T) {
 		})
 	}
 }
+
+func TestStore_PublishACLChangeNeedsOwner(t *testing.T) {
+	s := sharedStore(t)
+	for _, c := range []struct {
+		user string
+		ok   bool
+	}{{"steve", false}, {"olivia", true}} {
+		ctx := as(c.user)
+		must(t)(s.OpenDraft(ctx, "sales"))
+		must(t)(s.StrReplace(ctx, wsDir+"/workspace.yaml", "viewers: [vera]", "viewers: [vera, "+c.user+"x]", nil))
+		// A file the draft creates reads back through the draft.
+		must(t)(s.Create(ctx, wsDir+"/notes/"+c.user+".md", "note\n", nil))
+		if got := mustRead(t, ctx, s, wsDir+"/notes/"+c.user+".md"); got != "note\n" {
+			t.Errorf("%s reads their drafted note as %q", c.user, got)
+		}
+		_, err := s.Publish(ctx, "sales", "acl")
+		var denied *access.DeniedError
+		if c.ok != (err == nil) || (!c.ok && !errors.As(err, &denied)) {
+			t.Errorf("%s publishes an ACL change: %v, want ok %v", c.user, err, c.ok)
+		}
+	}
+}
