@@ -96,7 +96,7 @@ func (s *Store) ExportWorkspace(ctx context.Context, ws string, opts *ExportOpti
 	if opts != nil {
 		o = *opts
 	}
-	head, tree, err := s.headFor(ctx, access.ActLoad, ws)
+	head, tree, err := s.publishedFor(ctx, access.ActLoad, ws)
 	if err != nil {
 		return ExportResult{}, err
 	}

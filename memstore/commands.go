@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +28,11 @@ func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, er
 		return "", err
 	}
 	vp := virtual(rel)
-	info, err := os.Stat(s.abs(rel))
+	fsys, err := s.readFS(ctx, rel)
+	if err != nil {
+		return "", err
+	}
+	info, err := fs.Stat(fsys, fsName(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", notExist(vp, "")
 	}
@@ -38,9 +44,9 @@ func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, er
 			return "", &Error{Kind: ErrInvalid, Msg: "Error: view_range is not allowed when path points to a directory.",
 				Hint: "Leave view_range out to list " + vp + "."}
 		}
-		return s.viewDir(rel)
+		return s.viewDir(fsys, rel)
 	}
-	content, err := os.ReadFile(s.abs(rel))
+	content, err := fs.ReadFile(fsys, fsName(rel))
 	if err != nil {
 		return "", err
 	}
@@ -106,11 +112,30 @@ type dirEntry struct {
 	size int64
 }
 
-func (s *Store) viewDir(rel string) (string, error) {
+// readFS returns the files a read of rel sees: the working files (the
+// published branch), or, for the owner of an open draft of rel's workspace,
+// that workspace's files with the draft over the published ones.
+func (s *Store) readFS(ctx context.Context, rel string) (fs.FS, error) {
+	o, err := s.overlayFor(ctx, rel)
+	if err != nil || o == nil {
+		return os.DirFS(s.dir), err
+	}
+	return o.fsys()
+}
+
+// fsName is the io/fs name of the repository-relative path rel.
+func fsName(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
+}
+
+func (s *Store) viewDir(fsys fs.FS, rel string) (string, error) {
 	var rows []dirEntry
 	var walk func(dir string, depth int) (int64, error)
 	walk = func(dir string, depth int) (int64, error) {
-		entries, err := os.ReadDir(s.abs(dir))
+		entries, err := fs.ReadDir(fsys, fsName(dir))
 		if errors.Is(err, fs.ErrNotExist) && dir != rel {
 			return 0, nil // removed by a concurrent write since it was listed
 		}
@@ -187,14 +212,16 @@ func humanSize(n int64) string {
 }
 
 // target resolves a write's path and loads the head commit under the store's lock.
-func (s *Store) target(p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
+// The head is what the write reads: the published commit, or the draft
+// view when the write goes to the principal's draft (Store.headFor).
+func (s *Store) target(ctx context.Context, p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
 	if err := validateWrite(w); err != nil {
 		return "", nil, nil, err
 	}
 	if rel, err = s.cleanPath(p); err != nil {
 		return "", nil, nil, err
 	}
-	if head, err = s.git.headCommit(); err != nil {
+	if head, err = s.headFor(ctx, w, rel); err != nil {
 		return "", nil, nil, err
 	}
 	tree, err = head.Tree()
@@ -225,7 +252,7 @@ func (s *Store) Create(ctx context.Context, p, text string, w *WriteOptions) (Wr
 }
 
 func (s *Store) createLocked(ctx context.Context, p, text string, w *WriteOptions) (WriteResult, error) {
-	rel, head, tree, err := s.target(p, w)
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -267,8 +294,8 @@ func loadFile(tree *object.Tree, rel string, missingPrefix string) ([]byte, erro
 
 // editable resolves the file an edit applies to, under the store's lock: its path, the
 // head commit and the current content, after the expected-sha check.
-func (s *Store) editable(p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
-	rel, head, tree, err := s.target(p, w)
+func (s *Store) editable(ctx context.Context, p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -287,7 +314,7 @@ func (s *Store) StrReplace(ctx context.Context, p, old, new string, w *WriteOpti
 }
 
 func (s *Store) strReplaceLocked(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
-	rel, head, content, err := s.editable(p, w)
+	rel, head, content, err := s.editable(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -357,7 +384,7 @@ func (s *Store) Insert(ctx context.Context, p string, line int, text string, w *
 }
 
 func (s *Store) insertLocked(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
-	rel, head, content, err := s.editable(p, w)
+	rel, head, content, err := s.editable(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -409,7 +436,7 @@ func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteRes
 }
 
 func (s *Store) deleteLocked(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
-	rel, head, tree, err := s.target(p, w)
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -444,7 +471,7 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string, w *WriteOpt
 }
 
 func (s *Store) renameLocked(ctx context.Context, oldPath, newPath string, w *WriteOptions) (WriteResult, error) {
-	from, head, tree, err := s.target(oldPath, w)
+	from, head, tree, err := s.target(ctx, oldPath, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -535,7 +562,11 @@ func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(s.abs(rel))
+	fsys, err := s.readFS(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(fsys, fsName(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notExist(virtual(rel), "")
 	}
@@ -572,7 +603,15 @@ func (s *Store) putLocked(ctx context.Context, files map[string]string, w *Write
 	if err := validateWrite(w); err != nil {
 		return WriteResult{}, err
 	}
-	head, err := s.git.headCommit()
+	rels := make(map[string]string, len(files))
+	for p := range files {
+		rel, err := s.cleanPath(p)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		rels[p] = rel
+	}
+	head, err := s.headFor(ctx, w, slices.Collect(maps.Values(rels))...)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -583,10 +622,7 @@ func (s *Store) putLocked(ctx context.Context, files map[string]string, w *Write
 	var changes []change
 	var paths []string
 	for p, text := range files {
-		rel, err := s.cleanPath(p)
-		if err != nil {
-			return WriteResult{}, err
-		}
+		rel := rels[p]
 		if _, isDir, err := entryKind(tree, rel); err != nil {
 			return WriteResult{}, err
 		} else if isDir {

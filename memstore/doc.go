@@ -15,6 +15,12 @@
 // configurations without credential bindings, schemas, artifacts without
 // data) into a new workspace, and ExportWorkspace / ImportBundle move a
 // workspace and its templates between servers as a git bundle.
+// The published branch (refs/heads/main) is what everyone reads. A write
+// may instead go to its principal's draft of a workspace
+// (refs/drafts/<user>/<ws>, published by a three-way merge) or become a
+// proposal (refs/proposals/<ws>/<id>, approved by an owner); Store.route
+// decides. Neither touches the working files or the index, which mirror
+// the published branch.
 //
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:

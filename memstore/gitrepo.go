@@ -129,6 +129,16 @@ func (g *gitRepo) commit(parent *object.Commit, changes []change, meta commitMet
 		root = parent.TreeHash
 		parents = []plumbing.Hash{parent.Hash}
 	}
+	root, err := g.applyChanges(root, changes)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.commitTree(root, parents, meta)
+}
+
+// applyChanges writes the objects for changes on top of the tree root (zero
+// for none) and returns the new root tree, zero when it is empty.
+func (g *gitRepo) applyChanges(root plumbing.Hash, changes []change) (plumbing.Hash, error) {
 	for _, c := range changes {
 		var leaf *object.TreeEntry
 		if !c.Delete {
@@ -144,6 +154,12 @@ func (g *gitRepo) commit(parent *object.Commit, changes []change, meta commitMet
 			return plumbing.ZeroHash, fmt.Errorf("rebuild tree for %s: %w", c.Path, err)
 		}
 	}
+	return root, nil
+}
+
+// commitTree writes a commit of the tree root (zero: the empty tree) with
+// the given parents.
+func (g *gitRepo) commitTree(root plumbing.Hash, parents []plumbing.Hash, meta commitMeta) (plumbing.Hash, error) {
 	if root.IsZero() {
 		h, err := g.writeTree(nil)
 		if err != nil {
@@ -272,6 +288,20 @@ func subtreeFiles(tree *object.Tree, dir string) (map[string]plumbing.Hash, erro
 			files[path.Join(dir, name)] = e.Hash
 		}
 	}
+}
+
+// blob returns the content of the blob h.
+func (g *gitRepo) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(g.repo.Storer, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // blobSHA returns the git blob hash of content: the content hash that

@@ -183,7 +183,7 @@ func (s *Store) Revert(ctx context.Context, p, commit string, w *WriteOptions) (
 }
 
 func (s *Store) revertLocked(ctx context.Context, p, commit string, w *WriteOptions) (WriteResult, error) {
-	rel, head, _, err := s.target(p, w)
+	rel, head, _, err := s.target(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync/atomic"
@@ -292,18 +291,7 @@ func (m *mirror) write(ctx context.Context, batch []pending) error {
 	return nil
 }
 
-func (m *mirror) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(m.store.git.repo.Storer, h)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
-}
+func (m *mirror) blob(h plumbing.Hash) ([]byte, error) { return m.store.git.blob(h) }
 
 // stale reports whether the mirror may lag behind HEAD (after a failure, or
 // before its first successful sync).

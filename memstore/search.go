@@ -74,6 +74,15 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()
 	}
+	// The principal's open drafts replace the published versions of the
+	// files they change (draftsearch.go).
+	drafts, changed, err := s.draftSearchPaths(ctx, query)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	if len(drafts) > 0 {
+		query.Limit = draftDepth(req.Limit, changed)
+	}
 	var res SearchResult
 	for i, m := range s.mirrors {
 		if err := s.catchUp(ctx, m); err != nil {
@@ -82,6 +91,11 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 			s.log.Warn("index catch-up failed", logKeyIndex, i, logKeyErr, err)
 		}
 		res.Hits, err = m.idx.Search(ctx, query)
+		if err == nil && len(drafts) > 0 {
+			q := query
+			q.Limit = req.Limit
+			res.Hits, err = s.searchDrafts(ctx, q, res.Hits, drafts, changed)
+		}
 		if err == nil {
 			return res, nil
 		}

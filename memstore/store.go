@@ -68,7 +68,19 @@ type Options struct {
 	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
 	// one (SimilarityFloorer), else none.
 	MinSimilarity float64
+	// ProposalThreshold is the confidence below which a write by someone
+	// who is not an owner of the workspace becomes a proposal; 0 means
+	// DefaultProposalThreshold, a negative value turns the rule off.
+	ProposalThreshold float64
+	// ScratchIndex opens an empty index in the directory dir, which the
+	// store removes after use: a search by the owner of an open draft ranks
+	// the draft's changed files in one. Nil leaves those files out of the
+	// owner's search results.
+	ScratchIndex func(dir string) (Index, error)
 }
+
+// DefaultProposalThreshold is Options.ProposalThreshold's default.
+const DefaultProposalThreshold = 0.5
 
 // WriteOptions carry a write's provenance and its optimistic-concurrency
 // precondition. A nil *WriteOptions is valid.
@@ -78,6 +90,8 @@ type WriteOptions struct {
 	Confidence  *float64 // in [0,1]; trailer Confidence:
 	Author      string   // principal; trailer Author: and commit author
 	ExpectedSHA string   // when set, the target file's current blob hash must equal it
+
+	trailers []trailer // further trailers, e.g. Approved-by: on an approved proposal
 }
 
 // WriteResult describes an accepted write.
@@ -85,6 +99,10 @@ type WriteResult struct {
 	Message string // the memory tool's result text
 	Commit  string // the commit that recorded the write
 	SHA     string // blob hash of the written file; "" for deletes and directory renames
+	// Pending is "draft" or "proposal" when the write went to the
+	// principal's draft or became a proposal instead of changing the
+	// published memory; "" when it was published.
+	Pending string
 }
 
 // Store is the git-backed memory. Reads are concurrent; writes are
@@ -106,6 +124,7 @@ type Store struct {
 	closeRepo func() error     // releases the repository's open pack files
 	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
+	routed    *routedWrite     // where the current locked write went, when not to main
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -128,6 +147,9 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	}
 	if s.opts.Author == "" {
 		s.opts.Author = "selmem"
+	}
+	if s.opts.ProposalThreshold == 0 {
+		s.opts.ProposalThreshold = DefaultProposalThreshold
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
@@ -391,8 +413,13 @@ var errClosed = &Error{Kind: ErrInvalid, Msg: "Error: the memory store is closed
 func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error)) (WriteResult, error) {
 	var res WriteResult
 	err := s.locked(ctx, func() error {
+		s.routed = nil
 		var err error
 		res, err = fn()
+		if err == nil && s.routed != nil {
+			res = s.routed.result(res)
+		}
+		s.routed = nil
 		return err
 	})
 	return res, err
@@ -482,6 +509,22 @@ func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string,
 	rel, err := s.cleanPath(p)
 	if err != nil {
 		return nil, "", err
+	}
+	o, err := s.overlayFor(ctx, rel)
+	if err != nil {
+		return nil, "", err
+	}
+	if o != nil {
+		content, exists, ok, err := o.file(rel)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok && !exists {
+			return nil, "", notExist(p, "")
+		}
+		if ok {
+			return content, blobSHA(content), nil
+		}
 	}
 	content, err = os.ReadFile(s.abs(rel))
 	if err != nil {
@@ -588,6 +631,7 @@ func (s *Store) meta(subject string, tool *string, w *WriteOptions) commitMeta {
 	if tool != nil || len(m.Trailers) > 0 {
 		m.Trailers = append(m.Trailers, trailer{"Author", author})
 	}
+	m.Trailers = append(m.Trailers, w.trailers...)
 	return m
 }
 
@@ -622,15 +666,33 @@ func validateWrite(w *WriteOptions) error {
 	return nil
 }
 
-// write is the single path every accepted change takes: gate, workspace cap,
-// objects, branch, working files, index. It runs under the store's lock
-// (Store.locked).
+// write is the single path every accepted change takes. route decides
+// where it goes: the published branch (writeMain), the principal's open
+// draft or a proposal. It runs under the store's lock (Store.locked).
 func (s *Store) write(ctx context.Context, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
+	d, err := s.routeChanges(ctx, changes, w)
+	if err != nil {
+		return "", err
+	}
+	switch d.kind {
+	case toDraft:
+		return s.writeDraft(ctx, d, head, changes, subject, tool, w)
+	case toProposal:
+		return s.writeProposal(ctx, d, head, changes, subject, tool, w)
+	}
+	return s.writeMain(ctx, head, changes, subject, tool, w)
+}
+
+// checkChanges runs the write gate, the workspace cap and the letter-case
+// check on changes made on top of head. sizesAt is the published commit
+// whose working files the workspace totals are counted from. It returns
+// the size change of each workspace.
+func (s *Store) checkChanges(head *object.Commit, sizesAt plumbing.Hash, changes []change) (map[string]int64, error) {
 	lim := s.opts.Limits
 	deltas := map[string]int64{}
 	tree, err := head.Tree()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, c := range changes {
 		ws := workspaceOf(c.Path)
@@ -640,13 +702,13 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		// Paths that did not come through cleanPath (files under a renamed
 		// directory, files a revert restores) are checked here too.
 		if _, err := gate.Path(virtual(c.Path), lim); err != nil {
-			return "", rejected(err)
+			return nil, rejected(err)
 		}
 		if err := gate.FilePath(c.Path); err != nil {
-			return "", rejected(err)
+			return nil, rejected(err)
 		}
 		if err := gate.Content(c.Path, c.Content, lim); err != nil {
-			return "", rejected(err)
+			return nil, rejected(err)
 		}
 		if ws == "" {
 			continue
@@ -655,7 +717,7 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		// rather than by loading the blob; absent files count as 0.
 		old, err := tree.Size(c.Path)
 		if err != nil && !errors.Is(err, object.ErrEntryNotFound) {
-			return "", err
+			return nil, err
 		}
 		deltas[ws] += int64(len(c.Content)) - old
 	}
@@ -663,18 +725,27 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		if d <= 0 {
 			continue
 		}
-		total, err := s.workspaceBytes(head.Hash, ws)
+		total, err := s.workspaceBytes(sizesAt, ws)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if total+d > lim.MaxWorkspaceBytes {
-			return "", &Error{Kind: ErrRejected,
+			return nil, &Error{Kind: ErrRejected,
 				Msg:  fmt.Sprintf("Error: workspace %q would hold %d bytes, over its cap of %d bytes.", ws, total+d, lim.MaxWorkspaceBytes),
 				Hint: "Shorten the content, or delete notes and artifacts the workspace no longer needs. Nothing was written."}
 		}
 	}
-
 	if err := s.checkCase(tree, changes); err != nil {
+		return nil, err
+	}
+	return deltas, nil
+}
+
+// writeMain commits changes on top of head, the published branch's
+// commit, and brings the working files and the index along.
+func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
+	deltas, err := s.checkChanges(head, head.Hash, changes)
+	if err != nil {
 		return "", err
 	}
 

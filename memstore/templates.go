@@ -56,9 +56,9 @@ func checkTemplateName(ws, version string) error {
 	return checkRefName("version", version)
 }
 
-// headFor reads the published branch's commit and tree after checking
+// publishedFor reads the published branch's commit and tree after checking
 // that the caller may do act on workspace ws.
-func (s *Store) headFor(ctx context.Context, act access.Action, ws string) (*object.Commit, *object.Tree, error) {
+func (s *Store) publishedFor(ctx context.Context, act access.Action, ws string) (*object.Commit, *object.Tree, error) {
 	head, err := s.git.headCommit()
 	if err != nil {
 		return nil, nil, err
@@ -115,7 +115,7 @@ func (s *Store) PublishTemplate(ctx context.Context, ws, version string) (Templa
 	}
 	var out Template
 	err := s.locked(ctx, func() error {
-		head, tree, err := s.headFor(ctx, access.ActApprove, ws)
+		head, tree, err := s.publishedFor(ctx, access.ActApprove, ws)
 		if err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func (s *Store) LoadTemplate(ctx context.Context, template, newWS string) (LoadR
 	}
 	var res LoadResult
 	err := s.locked(ctx, func() error {
-		head, tree, err := s.headFor(ctx, access.ActLoad, ws)
+		head, tree, err := s.publishedFor(ctx, access.ActLoad, ws)
 		if err != nil {
 			return err
 		}

@@ -137,7 +137,7 @@ func TestStore_TemplateRefusals(t *testing.T) {
 		{"publish an existing version", func() error { _, err := s.PublishTemplate(person("olga"), "revenue", "1.0.0"); return err }, is(memstore.ErrExists)},
 		{"publish a bad version", func() error { _, err := s.PublishTemplate(person("olga"), "revenue", "../x"); return err }, is(memstore.ErrInvalid)},
 		{"publish a missing workspace", func() error { _, err := s.PublishTemplate(context.Background(), "nope", "1"); return err }, is(memstore.ErrNotFound)},
-		{"a viewer cannot publish", func() error { _, err := s.PublishTemplate(person("vic"), "revenue", "2"); return err }, as(&denied)},
+		{"a viewer cannot publish", func() error { _, err := s.PublishTemplate(person("vic"), "revenue", "2"); return err }, errorAs(&denied)},
 		{"load into an existing workspace", func() error {
 			_, err := s.LoadTemplate(person("vic"), "revenue@1.0.0", "other")
 			return err
@@ -152,7 +152,7 @@ func TestStore_TemplateRefusals(t *testing.T) {
 		{"someone without a role cannot load", func() error {
 			_, err := s.LoadTemplate(person("otto"), "revenue@1.0.0", "ottos")
 			return err
-		}, as(&denied)},
+		}, errorAs(&denied)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestStore_TemplateRefusals(t *testing.T) {
 
 func is(target error) func(error) bool { return func(err error) bool { return errors.Is(err, target) } }
 
-func as[T error](target *T) func(error) bool {
+func errorAs[T error](target *T) func(error) bool {
 	return func(err error) bool { return errors.As(err, target) }
 }
 

@@ -203,7 +203,9 @@ func (h *handlers) written(tool string, r memstore.WriteResult, err error, paths
 	if err != nil {
 		return h.fail(tool, err)
 	}
-	h.changed(paths...)
+	if r.Pending == "" { // a draft or a proposal changes nothing published
+		h.changed(paths...)
+	}
 	return mcp.NewToolResultStructured(WriteOutput{Commit: r.Commit, SHA: r.SHA}, r.Message)
 }
 

@@ -61,28 +61,13 @@ func newProfileEnv(t *testing.T, policy func(root string) *egress.Policy) *profi
 			e.changed = append(e.changed, paths...)
 		},
 	})
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
+	e.c = connect(t, srv, func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/progress" {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.progress = append(e.progress, n.Params.AdditionalFields)
 		}
 	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "v0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	e.c = c
 	return e
 }
 
@@ -99,14 +84,7 @@ func (e *profileEnv) call(t *testing.T, args map[string]any, meta *mcp.Meta) (st
 	if err != nil {
 		t.Fatalf("protocol error: %v", err)
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	sc, _ := res.StructuredContent.(map[string]any)
-	return text.String(), sc, res.IsError
+	return unpack(res)
 }
 
 func (e *profileEnv) commits(t *testing.T) int {

@@ -74,7 +74,7 @@ func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
 	if h.opts.Now == nil {
 		h.opts.Now = time.Now
 	}
-	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools(), h.templateTools())
+	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools(), h.shareTools(), h.templateTools())
 }
 
 // Register adds every tool to srv.

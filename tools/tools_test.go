@@ -89,6 +89,12 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameShowArtifact:      {"workspace", "artifact"},
 		tools.NamePublishTemplate:   {"workspace", "version"},
 		tools.NameLoadTemplate:      {"template", "new_workspace"},
+		tools.NameDraftOpen:         {"workspace"},
+		tools.NamePublish:           {"workspace", "message"},
+		tools.NameDraftDiscard:      {"workspace"},
+		tools.NameProposals:         {"workspace"},
+		tools.NameProposalApprove:   {"workspace", "id"},
+		tools.NameProposalReject:    {"workspace", "id"},
 	}
 	type hints struct{ readOnly, destructive, idempotent bool }
 	wantHints := map[string]hints{
@@ -107,6 +113,12 @@ func TestTools_Registry(t *testing.T) {
 		tools.NameShowArtifact:      {true, false, true},
 		tools.NamePublishTemplate:   {false, false, true},
 		tools.NameLoadTemplate:      {false, false, true},
+		tools.NameDraftOpen:         {false, false, false},
+		tools.NamePublish:           {false, true, false},
+		tools.NameDraftDiscard:      {false, true, true},
+		tools.NameProposals:         {true, false, true},
+		tools.NameProposalApprove:   {false, true, true},
+		tools.NameProposalReject:    {false, true, true},
 	}
 	// Only tools that read outside the memory are open-world.
 	openWorld := map[string]bool{tools.NameProfileSource: true, tools.NameRefreshArtifact: true}

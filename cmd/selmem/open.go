@@ -120,6 +120,11 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
 		Durability: memstore.Durability(a.cfg.Durability),
+		// A search by the owner of an open draft ranks the draft's files
+		// in a throwaway embedded index.
+		ScratchIndex: func(dir string) (memstore.Index, error) {
+			return openSQLiteIndex(filepath.Join(dir, "scratch.db"), log, &rank)
+		},
 	})
 	if err != nil {
 		return fail(err)

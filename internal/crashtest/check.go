@@ -21,6 +21,17 @@ func (r *runner) check(ctx context.Context, round int, rr *RoundReport) {
 	if ref, err := os.ReadFile(filepath.Join(dir, ".git", "refs", "heads", "main")); err == nil && len(bytes.TrimSpace(ref)) == 0 {
 		rr.problem("after the crash: .git/refs/heads/main is empty (%d bytes)", len(ref))
 	}
+	for _, kind := range []string{"drafts", "proposals"} {
+		_ = filepath.WalkDir(filepath.Join(dir, ".git", "refs", kind), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasSuffix(p, ".lock") {
+				return nil
+			}
+			if ref, err := os.ReadFile(p); err == nil && len(bytes.TrimSpace(ref)) == 0 {
+				rr.problem("after the crash: draft or proposal ref %s is empty", filepath.Base(p))
+			}
+			return nil
+		})
+	}
 	before := r.head(ctx, rr, "after the crash")
 	r.fsck(ctx, rr, "after the crash")
 	srv, err := startServer(ctx, r.cfg.Bin, r.cfg.Home, r.logFile(round))

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Mode is what writes to the home during a round.
@@ -255,6 +257,10 @@ func (r *runner) mcpWriter(ctx context.Context, url string, round, id int, seed 
 		var o Outcome
 		var res result
 		var err error
+		if seq%6 == 5 {
+			r.draftCycle(cs, round, id, seq, killed, rr)
+			continue
+		}
 		if len(own) > 0 && seq%3 == 2 {
 			f := own[rng.IntN(len(own))]
 			old, next := revLine(f.rev), revLine(f.rev+1)
@@ -292,6 +298,31 @@ func (r *runner) mcpWriter(ctx context.Context, url string, round, id int, seed 
 			rr.sampleError(res.text)
 		}
 	}
+}
+
+// draftCycle opens a draft of the client's own workspace, writes a file
+// into it and publishes or discards it, so that kills also land while
+// draft refs move. Outcomes are not in the ledger (a draft is not the
+// published memory); check asserts that no draft or proposal ref is left
+// empty and fsck that every ref names a whole commit.
+func (r *runner) draftCycle(cs *mcp.ClientSession, round, id, seq int, killed *atomic.Bool, rr *RoundReport) {
+	ws := fmt.Sprintf("crash-drafts-c%d", id)
+	step := func(tool string, args map[string]any) {
+		res, err := call(cs, tool, args)
+		if outcome(res, err) == Failed && !killed.Load() {
+			rr.sampleError(tool + ": " + res.text)
+		}
+	}
+	step("memory_draft_open", map[string]any{"workspace": ws})
+	step("memory_create", map[string]any{
+		"path":      fmt.Sprintf("/memories/workspaces/%s/r%d-s%d.md", ws, round, seq),
+		"file_text": note(fmt.Sprintf("draft r%d c%d s%d", round, id, seq), fmt.Sprintf("draftr%dc%ds%d", round, id, seq), 0),
+	})
+	if seq%12 == 11 {
+		step("memory_draft_discard", map[string]any{"workspace": ws})
+		return
+	}
+	step("memory_publish", map[string]any{"workspace": ws, "message": "crash test"})
 }
 
 // cliSet is the CLI processes in flight, for killing them together.
