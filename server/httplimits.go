@@ -26,7 +26,7 @@ const (
 
 // serveMCP applies the limits of the HTTP config to a request on PathMCP
 // and hands it to the streamable HTTP transport: a foreign Origin is
-// refused (403), a POST body is read within the size cap (413) and the read
+// refused (403), a session opened by another principal is unknown (404), a POST body is read within the size cap (413) and the read
 // timeout (408) before anything else looks at it, an initialize beyond the
 // session cap is refused (503), and a session's use is recorded for idle
 // eviction.
@@ -42,6 +42,9 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		h.serveGet(w, r)
 	default:
+		if h.refuseForeignSession(w, r, r.Header.Get(mcpserver.HeaderKeySessionID)) {
+			return
+		}
 		h.mcp.ServeHTTP(w, r)
 	}
 }
@@ -70,6 +73,10 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.sessions.release()
+		owner := sessionOwner(principalOf(r))
+		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, owner) }}
+	case h.refuseForeignSession(w, r, id):
+		return
 	case id == "":
 		// mcp-go v1.2.1 answers 404, which tells a client its session
 		// expired; the header is missing, so the request is malformed.
@@ -147,6 +154,9 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
 	if id == "" {
 		http.Error(w, "Bad Request: Mcp-Session-Id header required; send initialize first", http.StatusBadRequest)
+		return
+	}
+	if h.refuseForeignSession(w, r, id) {
 		return
 	}
 	if !h.sessions.streamOpened(id) {
