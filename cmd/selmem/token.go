@@ -44,7 +44,7 @@ user_confirmed. To revoke a token, delete its entry and restart.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, entry, err := server.NewStaticToken(user, groups, service)
 			if err != nil {
-				return usageError{err}
+				return usageError{fmt.Errorf("--%w", err)}
 			}
 			if name == "" {
 				name = fmt.Sprintf("%s-%s", user, entry.SHA256[:8])
@@ -71,6 +71,5 @@ user_confirmed. To revoke a token, delete its entry and restart.`,
 	cmd.Flags().StringArrayVar(&groups, "group", nil, "a group the user belongs to (repeatable)")
 	cmd.Flags().BoolVar(&service, "service", false, "a program's token, not a person's: it cannot claim user_confirmed")
 	cmd.Flags().StringVar(&name, "name", "", "the entry's name under http.auth.tokens (default USER-<hash prefix>)")
-	_ = cmd.MarkFlagRequired("user")
 	return cmd
 }
