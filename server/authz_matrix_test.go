@@ -283,8 +283,8 @@ func init() {
 	for _, kind := range []string{"context", "task", "output", "tools", "schemas", "schemas/orders", "artifacts"} {
 		matrixOps = append(matrixOps, matrixOp{name: "resource …/{ws}/" + kind, need: access.RoleViewer, workspaceOnly: true,
 			allowErr: kind == "artifacts", // the workspace has none
-			raw: rawCall("resources/read", `{"uri":"memory://workspaces/team/`+kind+`"}`),
-			run: func(c *matrixCell) string { return c.read("memory://workspaces/" + c.ws + "/" + kind) }})
+			raw:      rawCall("resources/read", `{"uri":"memory://workspaces/team/`+kind+`"}`),
+			run:      func(c *matrixCell) string { return c.read("memory://workspaces/" + c.ws + "/" + kind) }})
 	}
 	matrixOps = append(matrixOps,
 		matrixOp{name: "prompt start_session", need: access.RoleViewer, workspaceOnly: true,
