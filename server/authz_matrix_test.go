@@ -202,7 +202,10 @@ func rawCall(method, params string) string {
 }
 
 // matrixOps are every tool, resource and prompt of the server.
-var matrixOps = []matrixOp{
+var matrixOps = append(toolOps, resourceOps()...)
+
+// toolOps are the tools, and the resource listing the workspaces.
+var toolOps = []matrixOp{
 	{name: "tool memory_view", need: access.RoleViewer, raw: rawCall("tools/call", `{"name":"memory_view","arguments":{"path":"/memories"}}`),
 		run: func(c *matrixCell) string { return c.call("memory_view", map[string]any{"path": c.fixture}) }},
 	{name: "tool memory_search", need: access.RoleViewer, raw: rawCall("tools/call", `{"name":"memory_search","arguments":{"query":"x"}}`),
@@ -279,14 +282,15 @@ var matrixOps = []matrixOp{
 }
 
 // resourceOps are the resource templates over a workspace, and the prompts.
-func init() {
+func resourceOps() []matrixOp {
+	var ops []matrixOp
 	for _, kind := range []string{"context", "task", "output", "tools", "schemas", "schemas/orders", "artifacts"} {
-		matrixOps = append(matrixOps, matrixOp{name: "resource …/{ws}/" + kind, need: access.RoleViewer, workspaceOnly: true,
+		ops = append(ops, matrixOp{name: "resource …/{ws}/" + kind, need: access.RoleViewer, workspaceOnly: true,
 			allowErr: kind == "artifacts", // the workspace has none
 			raw:      rawCall("resources/read", `{"uri":"memory://workspaces/team/`+kind+`"}`),
 			run:      func(c *matrixCell) string { return c.read("memory://workspaces/" + c.ws + "/" + kind) }})
 	}
-	matrixOps = append(matrixOps,
+	return append(ops,
 		matrixOp{name: "prompt start_session", need: access.RoleViewer, workspaceOnly: true,
 			raw: rawCall("prompts/get", `{"name":"start_session","arguments":{"workspace":"team"}}`),
 			run: func(c *matrixCell) string { return c.prompt("start_session", map[string]string{"workspace": c.ws}) }},
