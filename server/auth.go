@@ -147,13 +147,34 @@ type oidcVerifier struct {
 	v        *oidc.IDTokenVerifier
 	lastErr  error
 	failedAt time.Time
+
+	// verified remembers tokens already checked, by hash, so that the
+	// requests of a session do not verify a signature each.
+	cacheMu  sync.Mutex
+	verified map[[sha256.Size]byte]verifiedToken
 }
+
+// verifiedToken is a checked token's principal and how long it stands.
+type verifiedToken struct {
+	p     access.Principal
+	until time.Time
+}
+
+// Bounds of the verified-token cache: an entry stands until its token
+// expires (plus the clock skew) and at most verifiedTTL, so that a key the
+// issuer withdraws stops being trusted soon; at verifiedMax entries the
+// cache starts over.
+const (
+	verifiedTTL = 5 * time.Minute
+	verifiedMax = 10000
+)
 
 // discoveryRetry is how long a failed discovery is remembered.
 const discoveryRetry = 5 * time.Second
 
 func newOIDCVerifier(cfg OIDCConfig) *oidcVerifier {
-	return &oidcVerifier{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, now: time.Now}
+	return &oidcVerifier{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, now: time.Now,
+		verified: map[[sha256.Size]byte]verifiedToken{}}
 }
 
 // verifier returns the token verifier, discovering the issuer if needed.
@@ -186,9 +207,39 @@ func (o *oidcVerifier) verifier(ctx context.Context) (*oidc.IDTokenVerifier, err
 // verify checks token's signature, issuer, audience and expiry and returns
 // its principal, named by the configured claims.
 func (o *oidcVerifier) verify(ctx context.Context, token string) (access.Principal, *authFailure) {
+	key := sha256.Sum256([]byte(token))
+	now := o.now()
+	o.cacheMu.Lock()
+	vt, ok := o.verified[key]
+	o.cacheMu.Unlock()
+	if ok && now.Before(vt.until) {
+		return vt.p, nil
+	}
+	p, expiry, f := o.verifyToken(ctx, token)
+	if f == nil {
+		o.cacheMu.Lock()
+		if len(o.verified) >= verifiedMax {
+			clear(o.verified)
+		}
+		until := expiry.Add(o.cfg.ClockSkew)
+		if limit := now.Add(verifiedTTL); limit.Before(until) {
+			until = limit
+		}
+		o.verified[key] = verifiedToken{p: p, until: until}
+		o.cacheMu.Unlock()
+	}
+	return p, f
+}
+
+// verifyToken checks token against the issuer's keys and returns its
+// principal and expiry.
+func (o *oidcVerifier) verifyToken(ctx context.Context, token string) (access.Principal, time.Time, *authFailure) {
+	fail := func(f *authFailure) (access.Principal, time.Time, *authFailure) {
+		return access.Principal{}, time.Time{}, f
+	}
 	v, err := o.verifier(ctx)
 	if err != nil {
-		return access.Principal{}, &authFailure{status: http.StatusServiceUnavailable, given: true, reason: err.Error()}
+		return fail(&authFailure{status: http.StatusServiceUnavailable, given: true, reason: err.Error()})
 	}
 	vctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
@@ -196,23 +247,23 @@ func (o *oidcVerifier) verify(ctx context.Context, token string) (access.Princip
 	if err != nil {
 		var expired *oidc.TokenExpiredError
 		if errors.As(err, &expired) {
-			return access.Principal{}, &authFailure{status: http.StatusUnauthorized, given: true, reason: "token expired"}
+			return fail(&authFailure{status: http.StatusUnauthorized, given: true, reason: "token expired"})
 		}
-		return access.Principal{}, &authFailure{status: http.StatusUnauthorized, given: true, reason: "invalid token: " + err.Error()}
+		return fail(&authFailure{status: http.StatusUnauthorized, given: true, reason: "invalid token: " + err.Error()})
 	}
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
-		return access.Principal{}, &authFailure{status: http.StatusUnauthorized, given: true, reason: "invalid token claims"}
+		return fail(&authFailure{status: http.StatusUnauthorized, given: true, reason: "invalid token claims"})
 	}
 	user, _ := claim(claims, o.cfg.UserClaim).(string)
 	if err := checkUserName(user); err != nil {
-		return access.Principal{}, &authFailure{status: http.StatusUnauthorized, given: true,
-			reason: fmt.Sprintf("claim %s (http.auth.oidc.user_claim) %v", o.cfg.UserClaim, err)}
+		return fail(&authFailure{status: http.StatusUnauthorized, given: true,
+			reason: fmt.Sprintf("claim %s (http.auth.oidc.user_claim) %v", o.cfg.UserClaim, err)})
 	}
 	groups := claimStrings(claim(claims, o.cfg.GroupsClaim))
 	p := access.Principal{User: user, Groups: groups, Kind: access.KindPerson}
 	p.Admin = o.cfg.AdminGroup != "" && slices.Contains(groups, o.cfg.AdminGroup)
-	return p, nil
+	return p, tok.Expiry, nil
 }
 
 // claim returns the claim at a dotted path (realm_access.roles), or nil.

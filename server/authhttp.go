@@ -184,23 +184,28 @@ func (b *bindingWriter) Flush() {
 func (b *bindingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
 // logAuth says at start how requests are authenticated; serving a
-// non-loopback address without authentication is a loud warning. With an
-// OIDC issuer it is discovered now, so that a wrong issuer shows at start.
-func (h *HTTPServer) logAuth(ctx context.Context) {
+// non-loopback address without authentication is a loud warning.
+func (h *HTTPServer) logAuth() {
 	a := h.cfg.Auth
 	switch {
 	case a.Enabled():
 		h.log.Info("authentication on", "static_tokens", len(a.Tokens), logKeyIssuer, a.OIDC.Issuer)
-		if h.auth.oidc != nil {
-			go func() {
-				if _, err := h.auth.oidc.verifier(ctx); err != nil {
-					h.log.Error("OIDC issuer not reachable yet; tokens are checked once it is", logKeyErr, err)
-				}
-			}()
-		}
 	case !isLoopbackAddr(h.cfg.Addr):
 		h.log.Warn("INSECURE: serving without authentication on a non-loopback address (--insecure-no-auth): "+
 			"anyone who reaches it acts as the local owner and can read, change and delete every workspace",
 			logKeyAddr, h.Addr(), logKeyUser, h.auth.local.User)
 	}
+}
+
+// discoverIssuer discovers the OIDC issuer in the background, so that a
+// wrong or unreachable issuer shows in the log at start.
+func (h *HTTPServer) discoverIssuer(ctx context.Context) {
+	if h.auth.oidc == nil {
+		return
+	}
+	go func() {
+		if _, err := h.auth.oidc.verifier(ctx); err != nil {
+			h.log.Error("OIDC issuer not reachable yet; tokens are checked once it is", logKeyErr, err)
+		}
+	}()
 }

@@ -122,6 +122,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		mcpserver.WithHeartbeatInterval(30*time.Second),
 		mcpserver.WithHTTPContextFunc(principalContext),
 	)
+	h.logAuth()
 	mux.HandleFunc(PathMCP, h.serveMCP)
 	if o.Artifacts != nil {
 		mux.Handle(PathArtifacts, o.Artifacts)
@@ -149,7 +150,7 @@ func (h *HTTPServer) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- h.httpSrv.Serve(h.ln) }()
 	h.log.Info("serving MCP", logKeyTransport, TransportHTTP, logKeyAddr, h.Addr())
-	h.logAuth(ctx)
+	h.discoverIssuer(ctx)
 	if ttl := h.cfg.SessionIdleTTL; ttl > 0 {
 		go h.sweepLoop(ctx, max(ttl/4, time.Second))
 	}
