@@ -26,10 +26,11 @@ const (
 
 // serveMCP applies the limits of the HTTP config to a request on PathMCP
 // and hands it to the streamable HTTP transport: a foreign Origin is
-// refused (403), a session opened by another principal is unknown (404), a POST body is read within the size cap (413) and the read
-// timeout (408) before anything else looks at it, an initialize beyond the
-// session cap is refused (503), and a session's use is recorded for idle
-// eviction.
+// refused (403), a session opened by another principal is answered as
+// unknown (404), a POST body is read within the size cap (413) and the
+// read timeout (408) before anything else looks at it, an initialize beyond
+// the session cap is refused (503), and a session's use is recorded for
+// idle eviction.
 func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); !h.origins.allowed(origin) {
 		h.log.Warn("refused a request from a foreign origin", logKeyOrigin, origin)
