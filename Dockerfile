@@ -1,6 +1,15 @@
 # selmem: MCP memory server over streamable HTTP.
 #   docker build -t selmem .
-#   docker run -d -p 127.0.0.1:8080:8080 -v selmem-data:/data selmem
+#   docker run --rm selmem token create --user alice     # prints a token once, and its entry
+#   docker run -d -p 8080:8080 -v selmem-data:/data \
+#     -e SELMEM_HTTP_AUTH_TOKENS='{"alice": {"sha256": "<hash>", "user": "alice"}}' selmem
+# or OIDC: -e SELMEM_HTTP_AUTH_OIDC_ISSUER=https://idp.example.com/realms/acme
+#          -e SELMEM_HTTP_AUTH_OIDC_AUDIENCE=selmem
+# (or http.auth in /data/selmem.yaml). The server listens on 0.0.0.0, which
+# it refuses to serve without authentication: with none configured the
+# container stops at start with an error saying what to set. Only for a
+# throwaway local trial: -e SELMEM_HTTP_INSECURE_NO_AUTH=true, with
+# -p 127.0.0.1:8080:8080.
 # Build stage: a static binary (pure Go: go-git, modernc SQLite).
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -122,6 +122,14 @@ type HTTPConfig struct {
 	// browser page and is accepted. Env SELMEM_HTTP_ALLOWED_ORIGINS,
 	// comma-separated.
 	AllowedOrigins []string `mapstructure:"allowed_origins" yaml:"allowed_origins"`
+	// Auth authenticates every request but /healthz and /.well-known/*:
+	// static bearer tokens, OIDC access tokens, or both. Without it, HTTP
+	// serves only loopback addresses.
+	Auth AuthConfig `mapstructure:"auth" yaml:"auth"`
+	// InsecureNoAuth serves a non-loopback address without
+	// authentication (flag --insecure-no-auth): anyone who reaches the port
+	// acts as the local owner. Logged as a warning at every start.
+	InsecureNoAuth bool `mapstructure:"insecure_no_auth" yaml:"insecure_no_auth"`
 }
 
 // DefaultAllowedOrigins are the origins of pages served from this machine.
@@ -189,6 +197,7 @@ func DefaultConfig() Config {
 			MaxSessions:       256,
 			SessionIdleTTL:    30 * time.Minute,
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
+			Auth:              defaultAuthConfig(),
 		},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
@@ -282,6 +291,10 @@ func (c Config) Validate() error {
 			bad("http.allowed_origins", "%v", err)
 		}
 	}
+	c.HTTP.Auth.validate(bad)
+	if c.HTTP.InsecureNoAuth && c.HTTP.Auth.Enabled() {
+		bad("http.insecure_no_auth", "must be false when http.auth is configured")
+	}
 	for _, r := range c.Profile.DataRoots {
 		if !filepath.IsAbs(r) {
 			bad("profile.data_roots", "%q is not an absolute path", r)
@@ -310,10 +323,12 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Redacted returns a copy safe to print: the password in a DSN is replaced.
-// API keys are never in the config, only the names of env vars holding them.
+// Redacted returns a copy safe to print: the password in a DSN and the
+// token hashes are replaced. API keys are never in the config, only the
+// names of env vars holding them.
 func (c Config) Redacted() Config {
 	c.Index.DSN = RedactDSN(c.Index.DSN)
+	c.HTTP.Auth = c.HTTP.Auth.redacted()
 	return c
 }
 

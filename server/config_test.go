@@ -63,6 +63,57 @@ func TestConfig_Validate(t *testing.T) {
 			c.HTTP.AllowedOrigins = []string{"*", "https://example.com", "http://[::1]:*", "http://localhost:8080"}
 		}, ""},
 		{"no origins", func(c *Config) { c.HTTP.AllowedOrigins = nil }, ""},
+		{"token ok", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "alice", Groups: []string{"g"}, Kind: "service"}}
+			c.HTTP.Auth.Admins = []string{"alice", "group:ops"}
+		}, ""},
+		{"token hash", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: "smm_plaintext", User: "alice"}}
+		}, "http.auth.tokens.a.sha256:"},
+		{"token hash upper case", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: strings.ToUpper(HashToken("x")), User: "alice"}}
+		}, "http.auth.tokens.a.sha256:"},
+		{"token twice", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "alice"}, "b": {SHA256: HashToken("x"), User: "bob"}}
+		}, "http.auth.tokens.b.sha256: is the same token as http.auth.tokens.a"},
+		{"token user", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "../bob"}}
+		}, "http.auth.tokens.a.user:"},
+		{"token kind", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "a", Kind: "robot"}}
+		}, "http.auth.tokens.a.kind:"},
+		{"token group", func(c *Config) {
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "a", Groups: []string{"group:ops"}}}
+		}, "http.auth.tokens.a.groups:"},
+		{"admins", func(c *Config) { c.HTTP.Auth.Admins = []string{"group:"} }, "http.auth.admins:"},
+		{"resource", func(c *Config) { c.HTTP.Auth.Resource = "/mcp" }, "http.auth.resource:"},
+		{"oidc ok", func(c *Config) {
+			c.HTTP.Auth.OIDC.Issuer = "https://idp.example.com"
+			c.HTTP.Auth.OIDC.Audience = "selmem"
+		}, ""},
+		{"oidc http on loopback", func(c *Config) {
+			c.HTTP.Auth.OIDC.Issuer = "http://127.0.0.1:5556/dex"
+			c.HTTP.Auth.OIDC.Audience = "selmem"
+		}, ""},
+		{"oidc http", func(c *Config) {
+			c.HTTP.Auth.OIDC.Issuer = "http://idp.example.com"
+			c.HTTP.Auth.OIDC.Audience = "selmem"
+		}, "http.auth.oidc.issuer:"},
+		{"oidc audience", func(c *Config) { c.HTTP.Auth.OIDC.Issuer = "https://idp.example.com" }, "http.auth.oidc.audience:"},
+		{"oidc skew", func(c *Config) {
+			c.HTTP.Auth.OIDC = OIDCConfig{Issuer: "https://idp.example.com", Audience: "a", ClockSkew: -time.Second, UserClaim: "sub", GroupsClaim: "groups", Timeout: time.Second}
+		}, "http.auth.oidc.clock_skew:"},
+		{"oidc user claim", func(c *Config) {
+			c.HTTP.Auth.OIDC = OIDCConfig{Issuer: "https://idp.example.com", Audience: "a", GroupsClaim: "groups", Timeout: time.Second}
+		}, "http.auth.oidc.user_claim:"},
+		{"oidc timeout", func(c *Config) {
+			c.HTTP.Auth.OIDC = OIDCConfig{Issuer: "https://idp.example.com", Audience: "a", UserClaim: "sub", GroupsClaim: "groups"}
+		}, "http.auth.oidc.timeout:"},
+		{"insecure with auth", func(c *Config) {
+			c.HTTP.InsecureNoAuth = true
+			c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("x"), User: "alice"}}
+		}, "http.insecure_no_auth:"},
+		{"insecure alone", func(c *Config) { c.HTTP.InsecureNoAuth = true }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,5 +180,19 @@ func TestOriginPolicy(t *testing.T) {
 		if got := pol.allowed(tt.origin); got != tt.want {
 			t.Errorf("%v allows %q: %v, want %v", tt.patterns, tt.origin, got, tt.want)
 		}
+	}
+}
+
+// TestConfig_RedactedTokens: the effective config never shows token
+// hashes, and redacting does not change the config it was made from.
+func TestConfig_RedactedTokens(t *testing.T) {
+	c := DefaultConfig()
+	c.HTTP.Auth.Tokens = map[string]StaticToken{"a": {SHA256: HashToken("smm_x"), User: "alice"}}
+	r := c.Redacted()
+	if got := r.HTTP.Auth.Tokens["a"]; got.SHA256 != "REDACTED" || got.User != "alice" {
+		t.Errorf("redacted entry %+v", got)
+	}
+	if c.HTTP.Auth.Tokens["a"].SHA256 != HashToken("smm_x") {
+		t.Error("Redacted changed the original")
 	}
 }

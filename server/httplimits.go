@@ -26,10 +26,11 @@ const (
 
 // serveMCP applies the limits of the HTTP config to a request on PathMCP
 // and hands it to the streamable HTTP transport: a foreign Origin is
-// refused (403), a POST body is read within the size cap (413) and the read
-// timeout (408) before anything else looks at it, an initialize beyond the
-// session cap is refused (503), and a session's use is recorded for idle
-// eviction.
+// refused (403), a session opened by another principal is answered as
+// unknown (404), a POST body is read within the size cap (413) and the
+// read timeout (408) before anything else looks at it, an initialize beyond
+// the session cap is refused (503), and a session's use is recorded for
+// idle eviction.
 func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); !h.origins.allowed(origin) {
 		h.log.Warn("refused a request from a foreign origin", logKeyOrigin, origin)
@@ -42,6 +43,9 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		h.serveGet(w, r)
 	default:
+		if h.refuseForeignSession(w, r, r.Header.Get(mcpserver.HeaderKeySessionID)) {
+			return
+		}
 		h.mcp.ServeHTTP(w, r)
 	}
 }
@@ -70,6 +74,10 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.sessions.release()
+		owner := sessionOwner(principalOf(r))
+		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, owner) }}
+	case h.refuseForeignSession(w, r, id):
+		return
 	case id == "":
 		// mcp-go v1.2.1 answers 404, which tells a client its session
 		// expired; the header is missing, so the request is malformed.
@@ -147,6 +155,9 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
 	if id == "" {
 		http.Error(w, "Bad Request: Mcp-Session-Id header required; send initialize first", http.StatusBadRequest)
+		return
+	}
+	if h.refuseForeignSession(w, r, id) {
 		return
 	}
 	if !h.sessions.streamOpened(id) {

@@ -223,14 +223,7 @@ func (c *clock) advance(d time.Duration) {
 // default config changed by change and the clock now.
 func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.Time) (*server.HTTPServer, *mcpserver.MCPServer, string) {
 	t.Helper()
-	home := t.TempDir()
-	store, err := memstore.Open(context.Background(), home, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.Home = home
-	cfg.HTTP.Addr = "127.0.0.1:0"
+	store, cfg := freshHome(t)
 	change(&cfg.HTTP)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -240,6 +233,28 @@ func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.T
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveUntilCleanup(t, h, store)
+	return h, srv, "http://" + h.Addr() + server.PathMCP
+}
+
+// freshHome opens a store in a new home and returns it with the default
+// config for it, serving HTTP on a free loopback port.
+func freshHome(t testing.TB) (*memstore.Store, server.Config) {
+	t.Helper()
+	home := t.TempDir()
+	store, err := memstore.Open(context.Background(), home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.Home = home
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	return store, cfg
+}
+
+// serveUntilCleanup serves h until the test ends, then closes store.
+func serveUntilCleanup(t testing.TB, h *server.HTTPServer, store *memstore.Store) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx) }()
@@ -250,7 +265,6 @@ func listenHTTP(t *testing.T, change func(*server.HTTPConfig), now func() time.T
 		}
 		_ = store.Close(context.Background())
 	})
-	return h, srv, "http://" + h.Addr() + server.PathMCP
 }
 
 // openSession initialises a session over raw HTTP and returns its id.

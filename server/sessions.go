@@ -31,7 +31,8 @@ type sessionTable struct {
 // sessionState is what the table knows of one open session.
 type sessionState struct {
 	lastSeen time.Time
-	streams  int // open GET event streams
+	streams  int    // open GET event streams
+	owner    string // sessionOwner of the principal that initialised it
 }
 
 var _ mcpserver.SessionIdManager = (*sessionTable)(nil)
@@ -86,6 +87,24 @@ func (t *sessionTable) Terminate(id string) (isNotAllowed bool, err error) {
 	delete(t.open, id)
 	t.mu.Unlock()
 	return false, nil
+}
+
+// bind records the principal that initialised session id.
+func (t *sessionTable) bind(id, owner string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.open[id]; ok {
+		s.owner = owner
+	}
+}
+
+// allows reports whether owner may use session id: it initialised it, or
+// id is not open (the transport answers 404 to an unknown id).
+func (t *sessionTable) allows(id, owner string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.open[id]
+	return !ok || s.owner == owner
 }
 
 // touch records a request on id and reports whether id is open.

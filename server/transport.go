@@ -44,13 +44,24 @@ type HTTPOptions struct {
 	Logger *slog.Logger     // nil discards
 	Now    func() time.Time // the clock of session idle times; nil is time.Now
 	// Artifacts, when set, serves PathArtifacts (see refresh.Handler).
+	// Its requests carry the principal (access.FromContext).
 	Artifacts http.Handler
+	// LocalUser names the principal of every request when no
+	// authentication is configured: the local owner (Config.Author; ""
+	// is "selmem").
+	LocalUser string
 }
 
 // HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
 // within the limits of an HTTPConfig: request body size, read and write
 // timeouts, browser origins, and the number and idle time of sessions.
+// With http.auth every request but PathHealth and /.well-known/* needs a
+// bearer token, and its principal reaches every handler through the
+// request context; a session serves only the principal that opened it.
+// Without it, only loopback addresses are served (unless InsecureNoAuth),
+// and every request acts as the local owner.
 type HTTPServer struct {
+	auth     *authenticator
 	ln       net.Listener
 	httpSrv  *http.Server
 	mcp      *mcpserver.StreamableHTTPServer
@@ -61,7 +72,9 @@ type HTTPServer struct {
 	relay    *relay
 }
 
-// Listen binds cfg.Addr (":0" picks a free port; Addr reports it).
+// Listen binds cfg.Addr (":0" picks a free port; Addr reports it). It
+// refuses an address that is not loopback when no authentication is
+// configured, unless cfg.InsecureNoAuth.
 func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPServer, error) {
 	var o HTTPOptions
 	if opts != nil {
@@ -77,12 +90,16 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	if err != nil {
 		return nil, err
 	}
+	if err := checkListenAddr(cfg); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
 	h := &HTTPServer{
-		ln: ln, log: o.Logger, cfg: cfg, origins: origins,
+		auth: newAuthenticator(cfg.Auth, o.LocalUser),
+		ln:   ln, log: o.Logger, cfg: cfg, origins: origins,
 		sessions: newSessionTable(cfg.MaxSessions, o.Now),
 		relay:    newRelay(o.Logger),
 	}
@@ -92,7 +109,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	// deadlineWriter gives each write its own deadline instead, and
 	// serveMCP gives each POST body one to arrive in.
 	h.httpSrv = &http.Server{
-		Handler:           h.withWriteDeadlines(mux),
+		Handler:           h.withWriteDeadlines(h.withAuth(mux)),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
@@ -103,10 +120,18 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		mcpserver.WithStreamableHTTPLogger(o.Logger),
 		mcpserver.WithSessionIdManager(h.sessions),
 		mcpserver.WithHeartbeatInterval(30*time.Second),
+		mcpserver.WithHTTPContextFunc(principalContext),
 	)
+	h.logAuth()
 	mux.HandleFunc(PathMCP, h.serveMCP)
 	if o.Artifacts != nil {
 		mux.Handle(PathArtifacts, o.Artifacts)
+	}
+	if cfg.Auth.Enabled() {
+		// The bare well-known path, which 401 answers point to, and the
+		// one RFC 9728 derives from the resource URL of PathMCP.
+		mux.HandleFunc(PathProtectedResource, h.serveResourceMetadata)
+		mux.HandleFunc(mcpserver.ProtectedResourceMetadataPath("http://h"+PathMCP), h.serveResourceMetadata)
 	}
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -125,6 +150,7 @@ func (h *HTTPServer) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- h.httpSrv.Serve(h.ln) }()
 	h.log.Info("serving MCP", logKeyTransport, TransportHTTP, logKeyAddr, h.Addr())
+	h.discoverIssuer(ctx)
 	if ttl := h.cfg.SessionIdleTTL; ttl > 0 {
 		go h.sweepLoop(ctx, max(ttl/4, time.Second))
 	}

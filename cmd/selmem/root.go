@@ -51,6 +51,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
 		a.profileCommand(), a.refreshCommand(), a.artifactCommand(), a.workspaceCommand(),
+		a.tokenCommand(),
 	)
 	return root
 }
@@ -78,14 +79,16 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		return err
 	}
 	// Maps set from the environment come as JSON (see jsonToMap).
-	for _, k := range []string{"profile.credentials", "profile.connections", "profile.allowed_hosts", "refresh.mcp_servers"} {
+	for _, k := range []string{"profile.credentials", "profile.connections", "profile.allowed_hosts", "refresh.mcp_servers", "http.auth.tokens"} {
 		if err := v.BindEnv(k); err != nil {
 			return err
 		}
 	}
-	if f := cmd.Flags().Lookup("http"); f != nil {
-		if err := v.BindPFlag("http.addr", f); err != nil {
-			return err
+	for flag, key := range map[string]string{"http": "http.addr", "insecure-no-auth": "http.insecure_no_auth"} {
+		if f := cmd.Flags().Lookup(flag); f != nil {
+			if err := v.BindPFlag(key, f); err != nil {
+				return err
+			}
 		}
 	}
 	home := v.GetString("home")

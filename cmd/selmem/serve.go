@@ -29,6 +29,13 @@ selmem config): request bodies over http.max_body_bytes get 413, browser
 pages from origins outside http.allowed_origins get 403, and at most
 http.max_sessions sessions are open, idle ones ending after
 http.session_idle_ttl. Logs go to stderr or log.file, never stdout.
+
+Over HTTP every request but /healthz and /.well-known/* needs a bearer
+token when http.auth is configured: a static token (selmem token create) or
+an OIDC access token from http.auth.oidc.issuer. Without http.auth only a
+loopback address (127.0.0.1, ::1, localhost) is served, and every request
+acts as the local owner; --insecure-no-auth serves another address anyway,
+with a warning at every start.
 SIGINT or SIGTERM shuts down gracefully; every acknowledged write is already
 committed.`,
 		Args: args(cobra.NoArgs),
@@ -37,6 +44,7 @@ committed.`,
 		},
 	}
 	cmd.Flags().String("http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio (env SELMEM_HTTP_ADDR)")
+	cmd.Flags().Bool("insecure-no-auth", false, "serve a non-loopback address without authentication: anyone who reaches it owns the memory (env SELMEM_HTTP_INSECURE_NO_AUTH)")
 	return cmd
 }
 
@@ -81,7 +89,7 @@ func (a *app) serve(ctx context.Context) error {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts)})
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts), LocalUser: a.cfg.Author})
 		if err == nil {
 			if a.cfg.Refresh.ArtifactsURL == "" {
 				rf.SetArtifactsURL(server.ArtifactsURL(h.Addr()))
