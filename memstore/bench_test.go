@@ -179,7 +179,7 @@ func BenchmarkStore_History(b *testing.B) {
 	var lat latencies
 	for b.Loop() {
 		start := time.Now()
-		h, err := s.History(b.Context(), "/memories/workspaces/ws/notes/note-042.md", 20)
+		h, err := s.History(b.Context(), "/memories/workspaces/ws/notes/note-042.md", &memstore.HistoryOptions{Limit: 20})
 		if err != nil || len(h) != 20 {
 			b.Fatalf("history: %d commits, %v", len(h), err)
 		}

@@ -21,7 +21,7 @@ const maxViewLines = 999_999
 // hidden items excluded) or a file with numbered lines. viewRange, when not
 // nil, is [start, end] with 1-indexed lines and end -1 meaning the last line.
 func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, error) {
-	rel, err := s.cleanPath(p)
+	rel, pr, src, err := s.readPath(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -38,7 +38,7 @@ func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, er
 			return "", &Error{Kind: ErrInvalid, Msg: "Error: view_range is not allowed when path points to a directory.",
 				Hint: "Leave view_range out to list " + vp + "."}
 		}
-		return s.viewDir(rel)
+		return s.viewDir(rel, s.visibleFunc(pr, src))
 	}
 	content, err := os.ReadFile(s.abs(rel))
 	if err != nil {
@@ -106,7 +106,10 @@ type dirEntry struct {
 	size int64
 }
 
-func (s *Store) viewDir(rel string) (string, error) {
+// viewDir lists the directory rel; visible, when not nil, says which
+// entries the principal may see (the others, and their sizes, are left
+// out).
+func (s *Store) viewDir(rel string, visible func(rel string) bool) (string, error) {
 	var rows []dirEntry
 	var walk func(dir string, depth int) (int64, error)
 	walk = func(dir string, depth int) (int64, error) {
@@ -123,6 +126,9 @@ func (s *Store) viewDir(rel string) (string, error) {
 				continue
 			}
 			child := path.Join(dir, e.Name())
+			if visible != nil && !visible(child) {
+				continue
+			}
 			var size int64
 			if e.IsDir() {
 				at := len(rows)
@@ -186,19 +192,26 @@ func humanSize(n int64) string {
 	panic("unreachable")
 }
 
-// target resolves a write's path and loads the head commit under the store's lock.
-func (s *Store) target(p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
+// target resolves a write's path and loads the head commit under the
+// store's lock. A principal who may not read the path is refused before
+// anything about it is looked at (see mayTouch).
+func (s *Store) target(ctx context.Context, p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
 	if err := validateWrite(w); err != nil {
 		return "", nil, nil, err
 	}
-	if rel, err = s.cleanPath(p); err != nil {
+	if rel, err = gatePath(p, s.opts.Limits); err != nil {
 		return "", nil, nil, err
 	}
 	if head, err = s.git.headCommit(); err != nil {
 		return "", nil, nil, err
 	}
-	tree, err = head.Tree()
-	return rel, head, tree, err
+	if tree, err = head.Tree(); err != nil {
+		return "", nil, nil, err
+	}
+	if err := s.mayTouch(ctx, tree, rel); err != nil {
+		return "", nil, nil, err
+	}
+	return rel, head, tree, s.checkLinks(rel)
 }
 
 // checkExpected enforces WriteOptions.ExpectedSHA against the current
@@ -225,7 +238,7 @@ func (s *Store) Create(ctx context.Context, p, text string, w *WriteOptions) (Wr
 }
 
 func (s *Store) createLocked(ctx context.Context, p, text string, w *WriteOptions) (WriteResult, error) {
-	rel, head, tree, err := s.target(p, w)
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -267,8 +280,8 @@ func loadFile(tree *object.Tree, rel string, missingPrefix string) ([]byte, erro
 
 // editable resolves the file an edit applies to, under the store's lock: its path, the
 // head commit and the current content, after the expected-sha check.
-func (s *Store) editable(p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
-	rel, head, tree, err := s.target(p, w)
+func (s *Store) editable(ctx context.Context, p string, w *WriteOptions) (rel string, head *object.Commit, content []byte, err error) {
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -287,7 +300,7 @@ func (s *Store) StrReplace(ctx context.Context, p, old, new string, w *WriteOpti
 }
 
 func (s *Store) strReplaceLocked(ctx context.Context, p, old, new string, w *WriteOptions) (WriteResult, error) {
-	rel, head, content, err := s.editable(p, w)
+	rel, head, content, err := s.editable(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -357,7 +370,7 @@ func (s *Store) Insert(ctx context.Context, p string, line int, text string, w *
 }
 
 func (s *Store) insertLocked(ctx context.Context, p string, line int, text string, w *WriteOptions) (WriteResult, error) {
-	rel, head, content, err := s.editable(p, w)
+	rel, head, content, err := s.editable(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -409,7 +422,7 @@ func (s *Store) Delete(ctx context.Context, p string, w *WriteOptions) (WriteRes
 }
 
 func (s *Store) deleteLocked(ctx context.Context, p string, w *WriteOptions) (WriteResult, error) {
-	rel, head, tree, err := s.target(p, w)
+	rel, head, tree, err := s.target(ctx, p, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -444,12 +457,18 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string, w *WriteOpt
 }
 
 func (s *Store) renameLocked(ctx context.Context, oldPath, newPath string, w *WriteOptions) (WriteResult, error) {
-	from, head, tree, err := s.target(oldPath, w)
+	from, head, tree, err := s.target(ctx, oldPath, w)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	to, err := s.cleanPath(newPath)
+	to, err := gatePath(newPath, s.opts.Limits)
 	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.mayTouch(ctx, tree, to); err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.checkLinks(to); err != nil {
 		return WriteResult{}, err
 	}
 	vFrom, vTo := virtual(from), virtual(to)
@@ -531,10 +550,11 @@ type Entry struct {
 // List returns the non-hidden entries directly inside the directory at p,
 // sorted by name. A missing directory is ErrNotFound.
 func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
-	rel, err := s.cleanPath(p)
+	rel, pr, src, err := s.readPath(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	visible := s.visibleFunc(pr, src)
 	entries, err := os.ReadDir(s.abs(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notExist(virtual(rel), "")
@@ -545,6 +565,9 @@ func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
 	out := make([]Entry, 0, len(entries))
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || !(e.IsDir() || e.Type().IsRegular()) {
+			continue
+		}
+		if visible != nil && !visible(path.Join(rel, e.Name())) {
 			continue
 		}
 		item := Entry{Path: virtual(path.Join(rel, e.Name())), Name: e.Name(), IsDir: e.IsDir()}
@@ -583,8 +606,14 @@ func (s *Store) putLocked(ctx context.Context, files map[string]string, w *Write
 	var changes []change
 	var paths []string
 	for p, text := range files {
-		rel, err := s.cleanPath(p)
+		rel, err := gatePath(p, s.opts.Limits)
 		if err != nil {
+			return WriteResult{}, err
+		}
+		if err := s.mayTouch(ctx, tree, rel); err != nil {
+			return WriteResult{}, err
+		}
+		if err := s.checkLinks(rel); err != nil {
 			return WriteResult{}, err
 		}
 		if _, isDir, err := entryKind(tree, rel); err != nil {

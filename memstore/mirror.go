@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync/atomic"
@@ -293,16 +292,7 @@ func (m *mirror) write(ctx context.Context, batch []pending) error {
 }
 
 func (m *mirror) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(m.store.git.repo.Storer, h)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return readBlob(m.store.git.repo.Storer, h)
 }
 
 // stale reports whether the mirror may lag behind HEAD (after a failure, or
@@ -310,7 +300,11 @@ func (m *mirror) blob(h plumbing.Hash) ([]byte, error) {
 func (m *mirror) stale() bool { return m.at().IsZero() }
 
 // Reindex rebuilds every index from scratch from HEAD.
+// Only the local owner and org admins may.
 func (s *Store) Reindex(ctx context.Context, progress Progress) error {
+	if err := s.mayMaintain(ctx); err != nil {
+		return err
+	}
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
@@ -332,7 +326,11 @@ func (s *Store) Reindex(ctx context.Context, progress Progress) error {
 
 // Reconcile brings every index up to HEAD, picking up commits made outside
 // selmem and repairing after failed index updates.
+// Only the local owner and org admins may.
 func (s *Store) Reconcile(ctx context.Context) error {
+	if err := s.mayMaintain(ctx); err != nil {
+		return err
+	}
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/selmem/selmem/internal/fsutil"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/gate"
 )
 
@@ -68,6 +69,11 @@ type Options struct {
 	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
 	// one (SimilarityFloorer), else none.
 	MinSimilarity float64
+	// Policy is the organisation's part of access control: who the org
+	// admins are. Workspaces' ACLs come from their workspace.yaml on the
+	// published branch; the principal from the context of each call
+	// (access.WithPrincipal), none meaning the local owner.
+	Policy access.Policy
 }
 
 // WriteOptions carry a write's provenance and its optimistic-concurrency
@@ -106,6 +112,7 @@ type Store struct {
 	closeRepo func() error     // releases the repository's open pack files
 	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
+	acls      aclCache         // workspaces' ACLs, per tree
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -479,7 +486,7 @@ func (s *Store) Head() (string, error) {
 // Read returns the content of the file at the virtual path p and its blob
 // hash (the value WriteOptions.ExpectedSHA compares against).
 func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string, err error) {
-	rel, err := s.cleanPath(p)
+	rel, _, _, err := s.readPath(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -495,24 +502,57 @@ func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string,
 
 // cleanPath canonicalises a virtual path through the gate.
 func (s *Store) cleanPath(p string) (string, error) {
-	rel, err := gate.Path(p, s.opts.Limits)
+	rel, err := gatePath(p, s.opts.Limits)
+	if err != nil {
+		return "", err
+	}
+	return rel, s.checkLinks(rel)
+}
+
+// gatePath canonicalises a virtual path by its text alone, without looking
+// at the files (so an access check can come before anything that would tell
+// whether the path exists).
+func gatePath(p string, lim gate.Limits) (string, error) {
+	rel, err := gate.Path(p, lim)
 	if err != nil {
 		return "", rejected(err)
 	}
+	return rel, nil
+}
+
+// readPath canonicalises the virtual path of a read and checks that the
+// principal in ctx may read it, before looking at the files. It returns the
+// principal and, for a restricted one, the ACL source that decides what a
+// listing shows.
+func (s *Store) readPath(ctx context.Context, p string) (string, access.Principal, access.ACLSource, error) {
+	rel, err := gatePath(p, s.opts.Limits)
+	if err != nil {
+		return "", access.Principal{}, nil, err
+	}
+	pr, src, err := s.authorizeRead(ctx, rel)
+	if err != nil {
+		return "", pr, nil, err
+	}
+	return rel, pr, src, s.checkLinks(rel)
+}
+
+// checkLinks refuses a path that passes through a symbolic link or below a
+// file.
+func (s *Store) checkLinks(rel string) error {
 	if err := gate.NoSymlinks(s.dir, rel); err != nil {
 		var r *gate.Rejection
 		if errors.As(err, &r) {
-			return "", rejected(err)
+			return rejected(err)
 		}
 		if errors.Is(err, syscall.ENOTDIR) {
-			return "", s.belowFile(rel)
+			return s.belowFile(rel)
 		}
 		// A failed Lstat names host paths: neither show nor log them.
 		s.log.Error("check path for symlinks", logKeyPath, rel, logKeyErr, withoutPath(err))
-		return "", &Error{Kind: ErrInvalid, Msg: "Error: The path " + virtual(rel) + " cannot be checked right now.",
+		return &Error{Kind: ErrInvalid, Msg: "Error: The path " + virtual(rel) + " cannot be checked right now.",
 			Hint: "Retry; if it persists, the server's log says why.", Err: withoutPath(err)}
 	}
-	return rel, nil
+	return nil
 }
 
 // belowFile is the error for a path that continues below an existing file.
@@ -632,6 +672,13 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 	if err != nil {
 		return "", err
 	}
+	if _, changes, w, err = s.authorizeWrite(ctx, tree, changes, w); err != nil {
+		return "", err
+	}
+	// Drafts and proposals join here: a write the principal may make in
+	// the workspace, or a viewer's write refused above with an
+	// *access.DeniedError, is routed to a draft or a proposal instead of
+	// the published branch.
 	for _, c := range changes {
 		ws := workspaceOf(c.Path)
 		if c.Delete {

@@ -119,7 +119,7 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	if err != nil {
 		return h.sourceFailed(ctx, NameProfileSource, "profiled", err)
 	}
-	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.opts.Author}
+	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.author(ctx)}
 	res, err := schemas.Save(ctx, h.store, a.Workspace, a.Name, tp, connector, a.BudgetTokens, w)
 	if err != nil {
 		return h.fail(NameProfileSource, err)
