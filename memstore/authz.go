@@ -45,17 +45,26 @@ func denied(err error) error {
 	return err
 }
 
-// aclCache holds workspaces' ACLs: by workspace subtree (which survives
-// writes elsewhere) and, for the newest tree asked about, by name.
+// aclCache holds workspaces' ACLs: by workspace.yaml blob (which survives
+// writes elsewhere) and, for the newest tree asked about, by name. A write
+// carries the by-name entries over to its new tree (carry), so that the
+// next check does not read the trees again.
 type aclCache struct {
 	mu     sync.Mutex
 	root   plumbing.Hash                // the tree byName and all describe
-	byName map[string]access.ACL        // workspace -> ACL at root
+	byName map[string]wsEntry           // workspace -> what root holds of it
 	all    map[string]access.ACL        // every workspace's ACL at root; nil until asked
-	bySub  map[plumbing.Hash]access.ACL // workspace subtree hash -> ACL
+	stale  map[string]bool              // workspaces of all to look up again
+	byBlob map[plumbing.Hash]access.ACL // workspace.yaml blob hash -> ACL
 }
 
-// maxACLEntries bounds the per-subtree cache; it is cleared when full.
+// wsEntry is what a tree holds of one workspace.
+type wsEntry struct {
+	acl    access.ACL
+	exists bool // workspaces/<ws> is in the tree
+}
+
+// maxACLEntries bounds the per-blob cache; it is cleared when full.
 const maxACLEntries = 1 << 14
 
 // at makes root the tree the per-name maps describe.
@@ -63,9 +72,87 @@ func (c *aclCache) at(root plumbing.Hash) {
 	if c.root == root && c.byName != nil {
 		return
 	}
-	c.root, c.byName, c.all = root, map[string]access.ACL{}, nil
-	if len(c.bySub) > maxACLEntries {
-		clear(c.bySub)
+	c.root, c.byName, c.all, c.stale = root, map[string]wsEntry{}, nil, nil
+	if len(c.byBlob) > maxACLEntries {
+		clear(c.byBlob)
+	}
+}
+
+// carry moves the cache from the tree old to the tree next of a commit
+// made of changes, keeping every workspace the changes cannot have altered:
+// those whose workspace.yaml, directory and existence they leave alone.
+func (c *aclCache) carry(old, next plumbing.Hash, changes []change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.root != old || c.byName == nil {
+		return
+	}
+	touched := map[string]bool{}
+	for _, ch := range changes {
+		ws := workspaceOf(ch.Path)
+		if ws == "" && (ch.Path == "" || ch.Path == "workspaces" || strings.HasPrefix(ch.Path, "workspaces/")) {
+			c.root, c.byName, c.all, c.stale = plumbing.ZeroHash, nil, nil, nil
+			return
+		}
+		if ws != "" && (ch.Delete || ch.Path == "workspaces/"+ws+"/"+access.WorkspaceFile || !c.byName[ws].exists) {
+			touched[ws] = true
+		}
+	}
+	for ws := range touched {
+		delete(c.byName, ws)
+		if c.all != nil {
+			if c.stale == nil {
+				c.stale = map[string]bool{}
+			}
+			c.stale[ws] = true
+		}
+	}
+	c.root = next
+}
+
+// carryACLs carries the ACL cache over a commit just made (see carry),
+// when it describes the commit's parent.
+func (s *Store) carryACLs(parent *object.Commit, next plumbing.Hash, changes []change) {
+	s.acls.mu.Lock()
+	warm := s.acls.root == parent.TreeHash && s.acls.byName != nil
+	s.acls.mu.Unlock()
+	if !warm {
+		return
+	}
+	if c, err := object.GetCommit(s.git.repo.Storer, next); err == nil {
+		s.acls.carry(parent.TreeHash, c.TreeHash, changes)
+	}
+}
+
+// workspaceAt returns what the tree root holds of workspace ws. It runs
+// under s.acls.mu.
+func (s *Store) workspaceAt(root plumbing.Hash, ws string) (wsEntry, error) {
+	c := &s.acls
+	c.at(root)
+	if e, ok := c.byName[ws]; ok {
+		return e, nil
+	}
+	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
+	wsTree, err := w.entryAt(root, []string{"workspaces", ws})
+	if err != nil {
+		return wsEntry{}, err
+	}
+	acl, err := s.aclOfSubtree(&w, ws, wsTree)
+	if err != nil {
+		return wsEntry{}, err
+	}
+	e := wsEntry{acl: acl, exists: !wsTree.IsZero()}
+	c.byName[ws] = e
+	return e, nil
+}
+
+// workspaceSource returns what the tree root holds of each workspace,
+// cached.
+func (s *Store) workspaceSource(root plumbing.Hash) func(ws string) (wsEntry, error) {
+	return func(ws string) (wsEntry, error) {
+		s.acls.mu.Lock()
+		defer s.acls.mu.Unlock()
+		return s.workspaceAt(root, ws)
 	}
 }
 
@@ -74,25 +161,10 @@ func (c *aclCache) at(root plumbing.Hash) {
 // absent, has the empty ACL; a malformed file grants nothing either (only
 // org admins and the local owner have a role there) and is logged.
 func (s *Store) aclAt(root plumbing.Hash) access.ACLSource {
+	src := s.workspaceSource(root)
 	return func(ws string) (access.ACL, error) {
-		c := &s.acls
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.at(root)
-		if acl, ok := c.byName[ws]; ok {
-			return acl, nil
-		}
-		w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
-		wsTree, err := w.entryAt(root, []string{"workspaces", ws})
-		if err != nil {
-			return access.ACL{}, err
-		}
-		acl, err := s.aclOfSubtree(&w, ws, wsTree)
-		if err != nil {
-			return access.ACL{}, err
-		}
-		c.byName[ws] = acl
-		return acl, nil
+		e, err := src(ws)
+		return e.acl, err
 	}
 }
 
@@ -100,34 +172,34 @@ func (s *Store) aclAt(root plumbing.Hash) access.ACLSource {
 func (s *Store) aclSource(tree *object.Tree) access.ACLSource { return s.aclAt(tree.Hash) }
 
 // aclOfSubtree reads the ACL of workspace ws whose directory is the tree
-// sub (zero when absent). It runs under s.acls.mu.
+// sub (zero when absent). ACLs are cached by the blob of workspace.yaml,
+// which a write elsewhere in the workspace does not change. It runs under
+// s.acls.mu.
 func (s *Store) aclOfSubtree(w *treeWalker, ws string, sub plumbing.Hash) (access.ACL, error) {
 	if sub.IsZero() {
 		return access.ACL{}, nil
 	}
-	if acl, ok := s.acls.bySub[sub]; ok {
+	blob, err := w.entry(sub, access.WorkspaceFile)
+	if err != nil || blob.IsZero() {
+		return access.ACL{}, err
+	}
+	if acl, ok := s.acls.byBlob[blob]; ok {
 		return acl, nil
 	}
-	blob, err := w.entry(sub, access.WorkspaceFile)
+	content, err := readBlob(s.git.repo.Storer, blob)
 	if err != nil {
 		return access.ACL{}, err
 	}
-	var acl access.ACL
-	if !blob.IsZero() {
-		content, err := readBlob(s.git.repo.Storer, blob)
-		if err != nil {
-			return access.ACL{}, err
-		}
-		if acl, err = access.ParseACL(content); err != nil {
-			s.log.Warn("workspace.yaml is malformed: only org admins have a role in the workspace",
-				"workspace", ws, logKeyErr, err)
-			acl = access.ACL{}
-		}
+	acl, err := access.ParseACL(content)
+	if err != nil {
+		s.log.Warn("workspace.yaml is malformed: only org admins have a role in the workspace",
+			"workspace", ws, logKeyErr, err)
+		acl = access.ACL{}
 	}
-	if s.acls.bySub == nil {
-		s.acls.bySub = map[plumbing.Hash]access.ACL{}
+	if s.acls.byBlob == nil {
+		s.acls.byBlob = map[plumbing.Hash]access.ACL{}
 	}
-	s.acls.bySub[sub] = acl
+	s.acls.byBlob[blob] = acl
 	return acl, nil
 }
 
@@ -138,6 +210,18 @@ func (s *Store) allACLs(root plumbing.Hash) (map[string]access.ACL, error) {
 	defer c.mu.Unlock()
 	c.at(root)
 	if c.all != nil {
+		for ws := range c.stale {
+			e, err := s.workspaceAt(root, ws)
+			if err != nil {
+				return nil, err
+			}
+			if e.exists {
+				c.all[ws] = e.acl
+			} else {
+				delete(c.all, ws)
+			}
+		}
+		c.stale = nil
 		return c.all, nil
 	}
 	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
@@ -157,6 +241,7 @@ func (s *Store) allACLs(root plumbing.Hash) (map[string]access.ACL, error) {
 			}
 			acl, err := s.aclOfSubtree(&w, name, h)
 			all[name] = acl
+			c.byName[name] = wsEntry{acl: acl, exists: true}
 			return err
 		})
 		if err != nil {
@@ -164,9 +249,6 @@ func (s *Store) allACLs(root plumbing.Hash) (map[string]access.ACL, error) {
 		}
 	}
 	c.all = all
-	for ws, acl := range all {
-		c.byName[ws] = acl
-	}
 	return all, nil
 }
 
@@ -268,22 +350,18 @@ func (s *Store) visibleFunc(p access.Principal, src access.ACLSource) func(rel s
 	return func(rel string) bool { return s.opts.Policy.Visible(p, virtual(rel), src) }
 }
 
-// prospective is the ACL source for a write by p in tree: a workspace that
-// does not exist yet has p as its owner when p is a person (creating it
-// makes them its owner); everything else is as src says.
-func prospective(p access.Principal, tree *object.Tree, src access.ACLSource) access.ACLSource {
+// prospective is the ACL source for a write by p at the tree root: a
+// workspace that does not exist yet has p as its owner when p is a person
+// (creating it makes them its owner); every other is as the tree says.
+func (s *Store) prospective(p access.Principal, root plumbing.Hash) access.ACLSource {
+	src := s.workspaceSource(root)
 	return func(ws string) (access.ACL, error) {
-		if p.Kind == access.KindPerson && !workspaceExists(tree, ws) {
+		e, err := src(ws)
+		if err == nil && !e.exists && p.Kind == access.KindPerson {
 			return access.ACL{Owners: []string{p.User}}, nil
 		}
-		return src(ws)
+		return e.acl, err
 	}
-}
-
-// workspaceExists reports whether workspaces/<ws> is in tree.
-func workspaceExists(tree *object.Tree, ws string) bool {
-	_, isDir, err := entryKind(tree, "workspaces/"+ws)
-	return err != nil || isDir // an unreadable tree counts as existing: no owner is made up
 }
 
 // mayTouch is the check a write makes before it looks at what its paths
@@ -296,7 +374,7 @@ func (s *Store) mayTouch(ctx context.Context, tree *object.Tree, rels ...string)
 	if !restricted {
 		return nil
 	}
-	src := prospective(p, tree, s.aclSource(tree))
+	src := s.prospective(p, tree.Hash)
 	for _, rel := range rels {
 		vp := virtual(rel)
 		werr := s.opts.Policy.Check(p, access.ActWrite, vp, src)
@@ -349,8 +427,8 @@ func (s *Store) authorizeWrite(ctx context.Context, tree *object.Tree, changes [
 		return p, nil, nil, errServiceConfirmed
 	}
 	pol := s.opts.Policy
-	base := s.aclSource(tree)
-	src := prospective(p, tree, base)
+	exists := s.workspaceSource(tree.Hash)
+	src := s.prospective(p, tree.Hash)
 	touched := map[string]bool{} // workspaces whose workspace.yaml may change
 	for _, c := range changes {
 		vp := virtual(c.Path)
@@ -383,11 +461,11 @@ func (s *Store) authorizeWrite(ctx context.Context, tree *object.Tree, changes [
 					Hint: "Fix the YAML; a broken workspace.yaml would leave only org admins with a role. Nothing was written."}
 			}
 		}
-		old, err := base(ws)
+		cur, err := exists(ws)
 		if err != nil {
 			return p, nil, nil, err
 		}
-		created := !workspaceExists(tree, ws)
+		old, created := cur.acl, !cur.exists
 		if created && present && p.Kind == access.KindPerson && !pol.IsAdmin(p) && next.RoleOf(p) != access.RoleOwner {
 			return p, nil, nil, &Error{Kind: ErrInvalid,
 				Msg:  fmt.Sprintf("Error: workspace %s does not exist yet; the workspace.yaml that creates it must name you (%s) among its owners.", ws, p.User),
@@ -399,7 +477,11 @@ func (s *Store) authorizeWrite(ctx context.Context, tree *object.Tree, changes [
 			}
 		}
 	}
-	for _, ws := range createdWorkspaces(tree, changes) {
+	created, err := createdWorkspaces(exists, changes)
+	if err != nil {
+		return p, nil, nil, err
+	}
+	for _, ws := range created {
 		if p.Kind != access.KindPerson || touched[ws] {
 			continue
 		}
@@ -420,16 +502,24 @@ func (s *Store) authorizeWrite(ctx context.Context, tree *object.Tree, changes [
 	return p, append(slices.Clip(changes), added...), &wo, nil
 }
 
-// createdWorkspaces returns, sorted, the workspaces absent from tree that
-// changes write files into.
-func createdWorkspaces(tree *object.Tree, changes []change) []string {
+// createdWorkspaces returns, sorted, the workspaces absent from the tree
+// (as exists says) that changes write files into.
+func createdWorkspaces(exists func(string) (wsEntry, error), changes []change) ([]string, error) {
 	set := map[string]bool{}
 	for _, c := range changes {
-		if ws := workspaceOf(c.Path); ws != "" && !c.Delete && !workspaceExists(tree, ws) {
+		ws := workspaceOf(c.Path)
+		if ws == "" || c.Delete {
+			continue
+		}
+		e, err := exists(ws)
+		if err != nil {
+			return nil, err
+		}
+		if !e.exists {
 			set[ws] = true
 		}
 	}
-	return sortedKeys(set)
+	return sortedKeys(set), nil
 }
 
 func sortedKeys(m map[string]bool) []string {

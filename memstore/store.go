@@ -751,6 +751,7 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 		return "", fmt.Errorf("write commit: %w", err)
 	}
 	s.git.keepObjects()
+	s.carryACLs(head, next, changes)
 	// From here on the write is acknowledged by git; the working files and
 	// the index follow, and the next writer or Open repairs both if the
 	// process dies first.
