@@ -304,6 +304,28 @@ func (s *Store) ReadableFilter(ctx context.Context) (access.Filter, error) {
 	return s.opts.Policy.Readable(p, all), nil
 }
 
+// Check reports whether the principal in ctx may do act on the virtual
+// path p under the ACLs at the published branch's head: nil, or an
+// ErrDenied error wrapping the *access.DeniedError that says the role
+// needed. It is for callers that serve memory content without reading it
+// through the store (resources, notifications, artifacts); every Store
+// method checks for itself.
+func (s *Store) Check(ctx context.Context, act access.Action, p string) error {
+	if _, restricted := principalOf(ctx); !restricted {
+		return nil
+	}
+	rel, err := gatePath(p, s.opts.Limits)
+	if err != nil {
+		return err
+	}
+	root, err := s.headRoot()
+	if err != nil {
+		return err
+	}
+	_, _, err = s.authorize(ctx, root, act, rel)
+	return err
+}
+
 // authorize decides, for the principal in ctx, whether it may do act on
 // every one of the repository-relative paths rels, under the ACLs of the
 // tree root. It returns the principal and, for a restricted one, the ACL
