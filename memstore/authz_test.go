@@ -614,3 +614,20 @@ func TestReadableFilter(t *testing.T) {
 		t.Errorf("local filter = %+v", f)
 	}
 }
+
+func TestMaintenanceNeedsAnAdmin(t *testing.T) {
+	s := newACLStore(t)
+	if err := s.Reindex(as(pOwner), nil); !errors.Is(err, memstore.ErrDenied) {
+		t.Errorf("an owner reindexes: %v", err)
+	}
+	// The store has no index: past the check, an admin learns that.
+	if err := s.Reindex(as(pAdmin), nil); errors.Is(err, memstore.ErrDenied) || err == nil {
+		t.Errorf("an admin's reindex: %v", err)
+	}
+	if err := s.Check(as(pViewer), access.ActRead, "/memories/workspaces/hr"); !errors.Is(err, memstore.ErrDenied) {
+		t.Errorf("Check lets the viewer read hr: %v", err)
+	}
+	if err := s.Check(as(pViewer), access.ActRead, "/memories/workspaces/sales"); err != nil {
+		t.Errorf("Check refuses the viewer sales: %v", err)
+	}
+}
