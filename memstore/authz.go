@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -203,13 +204,18 @@ func (s *Store) aclOfSubtree(w *treeWalker, ws string, sub plumbing.Hash) (acces
 	return acl, nil
 }
 
-// allACLs returns every workspace's ACL in the tree root.
+// allACLs returns every workspace's ACL in the tree root. The map is
+// shared: callers must not change it.
 func (s *Store) allACLs(root plumbing.Hash) (map[string]access.ACL, error) {
 	c := &s.acls
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.at(root)
 	if c.all != nil {
+		if len(c.stale) > 0 {
+			// Callers hold earlier maps outside the lock: never change one.
+			c.all = maps.Clone(c.all)
+		}
 		for ws := range c.stale {
 			e, err := s.workspaceAt(root, ws)
 			if err != nil {
@@ -308,10 +314,13 @@ func (s *Store) ReadableFilter(ctx context.Context) (access.Filter, error) {
 // path p under the ACLs at the published branch's head: nil, or an
 // ErrDenied error wrapping the *access.DeniedError that says the role
 // needed. It is for callers that serve memory content without reading it
-// through the store (resources, notifications, artifacts); every Store
-// method checks for itself.
+// through the store (resources, notifications, artifacts) or before costly
+// work; every Store method checks for itself. For any action but ActRead,
+// a workspace that does not exist yet counts as the person's own (writing
+// into it creates it).
 func (s *Store) Check(ctx context.Context, act access.Action, p string) error {
-	if _, restricted := principalOf(ctx); !restricted {
+	pr, restricted := principalOf(ctx)
+	if !restricted {
 		return nil
 	}
 	rel, err := gatePath(p, s.opts.Limits)
@@ -322,8 +331,11 @@ func (s *Store) Check(ctx context.Context, act access.Action, p string) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = s.authorize(ctx, root, act, rel)
-	return err
+	src := s.aclAt(root)
+	if act != access.ActRead {
+		src = s.prospective(pr, root)
+	}
+	return denied(s.opts.Policy.Check(pr, act, virtual(rel), src))
 }
 
 // authorize decides, for the principal in ctx, whether it may do act on

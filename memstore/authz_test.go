@@ -631,3 +631,38 @@ func TestMaintenanceNeedsAnAdmin(t *testing.T) {
 		t.Errorf("Check refuses the viewer sales: %v", err)
 	}
 }
+
+// TestAccessUnderConcurrentWrites reads and filters as a principal while
+// writes change the tree (and the ACL cache carried over them); run with
+// -race.
+func TestAccessUnderConcurrentWrites(t *testing.T) {
+	s := newACLStore(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20 {
+			ws := fmt.Sprintf("/memories/workspaces/w%02d/task.md", i)
+			if _, err := s.Create(as(pOther), ws, "# T\n", nil); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			f, err := s.ReadableFilter(as(pOther))
+			if err != nil || len(f.Workspaces) != 20 {
+				t.Errorf("otto's filter after creating 20 workspaces = %v, %v", f.Workspaces, err)
+			}
+			return
+		default:
+		}
+		if _, err := s.ReadableFilter(as(pOther)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.View(as(pViewer), "/memories/workspaces", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

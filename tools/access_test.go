@@ -60,6 +60,8 @@ func TestTools_Access(t *testing.T) {
 			"it needs a viewer of workspace hr"},
 		{"vic", tools.NameHistory, map[string]any{"path": "/memories/workspaces/hr"}, "it needs a viewer of workspace hr"},
 		{"vic", tools.NameView, map[string]any{"path": "/memories/workspaces/sales/task.md"}, ""},
+		{"vic", tools.NameProfileSource, map[string]any{"workspace": "sales", "name": "orders", "source": map[string]any{"kind": "file", "path": "/nowhere/orders.csv"}},
+			"it needs a steward of workspace sales (they are a viewer)"},
 		{"olga", tools.NameCreate, map[string]any{"path": "/memories/workspaces/sales/x.md", "file_text": "# X\n"}, ""},
 	}
 	for _, tt := range tests {

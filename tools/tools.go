@@ -128,6 +128,23 @@ func (h *handlers) author(ctx context.Context) string {
 	return h.opts.Author
 }
 
+// workspaceDir is the memory path of workspace ws.
+func workspaceDir(ws string) string { return memstore.Root + "/workspaces/" + ws }
+
+// may checks, before work that does not go through the store's own checks
+// at once (profiling a source, refreshing or querying an artifact), that
+// the principal in ctx may do act in workspace ws; it returns the tool's
+// error result, or nil.
+func (h *handlers) may(ctx context.Context, tool string, act access.Action, ws string) *mcp.CallToolResult {
+	if ws == "" || h.store == nil {
+		return nil // the tool's own validation answers
+	}
+	if err := h.store.Check(ctx, act, workspaceDir(ws)); err != nil {
+		return h.fail(tool, err)
+	}
+	return nil
+}
+
 // changed reports the paths an accepted write touched, canonicalised the way
 // the store canonicalises them.
 func (h *handlers) changed(paths ...string) {
