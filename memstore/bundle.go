@@ -400,7 +400,7 @@ func (s *Store) ImportBundle(ctx context.Context, r io.Reader, opts *ImportOptio
 			s.git.dropObjects()
 			return err
 		}
-		p := s.templatePrincipal(ctx)
+		p := s.principal(ctx)
 		for _, name := range slices.Sorted(mapsKeys(tags)) {
 			meta := s.meta("import template "+name.String(), nil, &WriteOptions{Tool: "workspace_import", Author: p.User})
 			if err := s.git.advanceRef(name, plumbing.ZeroHash, tags[name], meta); err != nil {

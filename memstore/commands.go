@@ -23,7 +23,7 @@ const maxViewLines = 999_999
 // hidden items excluded) or a file with numbered lines. viewRange, when not
 // nil, is [start, end] with 1-indexed lines and end -1 meaning the last line.
 func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, error) {
-	rel, err := s.cleanPath(p)
+	rel, pr, src, err := s.readPath(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -44,7 +44,7 @@ func (s *Store) View(ctx context.Context, p string, viewRange []int) (string, er
 			return "", &Error{Kind: ErrInvalid, Msg: "Error: view_range is not allowed when path points to a directory.",
 				Hint: "Leave view_range out to list " + vp + "."}
 		}
-		return s.viewDir(fsys, rel)
+		return s.viewDir(fsys, rel, s.visibleFunc(pr, src))
 	}
 	content, err := fs.ReadFile(fsys, fsName(rel))
 	if err != nil {
@@ -131,7 +131,10 @@ func fsName(rel string) string {
 	return rel
 }
 
-func (s *Store) viewDir(fsys fs.FS, rel string) (string, error) {
+// viewDir lists the directory rel of fsys; visible, when not nil, says
+// which entries the principal may see (the others, and their sizes, are
+// left out).
+func (s *Store) viewDir(fsys fs.FS, rel string, visible func(rel string) bool) (string, error) {
 	var rows []dirEntry
 	var walk func(dir string, depth int) (int64, error)
 	walk = func(dir string, depth int) (int64, error) {
@@ -148,6 +151,9 @@ func (s *Store) viewDir(fsys fs.FS, rel string) (string, error) {
 				continue
 			}
 			child := path.Join(dir, e.Name())
+			if visible != nil && !visible(child) {
+				continue
+			}
 			var size int64
 			if e.IsDir() {
 				at := len(rows)
@@ -211,21 +217,28 @@ func humanSize(n int64) string {
 	panic("unreachable")
 }
 
-// target resolves a write's path and loads the head commit under the store's lock.
-// The head is what the write reads: the published commit, or the draft
-// view when the write goes to the principal's draft (Store.headFor).
+// target resolves a write's path and loads the head commit under the
+// store's lock. A principal who may not read the path is refused before
+// anything about it is looked at (see mayTouch). The head is what the
+// write reads: the published commit, or the draft view when the write goes
+// to the principal's draft (Store.headFor).
 func (s *Store) target(ctx context.Context, p string, w *WriteOptions) (rel string, head *object.Commit, tree *object.Tree, err error) {
 	if err := validateWrite(w); err != nil {
 		return "", nil, nil, err
 	}
-	if rel, err = s.cleanPath(p); err != nil {
+	if rel, err = gatePath(p, s.opts.Limits); err != nil {
 		return "", nil, nil, err
 	}
 	if head, err = s.headFor(ctx, w, rel); err != nil {
 		return "", nil, nil, err
 	}
-	tree, err = head.Tree()
-	return rel, head, tree, err
+	if tree, err = head.Tree(); err != nil {
+		return "", nil, nil, err
+	}
+	if err := s.mayTouch(ctx, tree, rel); err != nil {
+		return "", nil, nil, err
+	}
+	return rel, head, tree, s.checkLinks(rel)
 }
 
 // checkExpected enforces WriteOptions.ExpectedSHA against the current
@@ -475,8 +488,14 @@ func (s *Store) renameLocked(ctx context.Context, oldPath, newPath string, w *Wr
 	if err != nil {
 		return WriteResult{}, err
 	}
-	to, err := s.cleanPath(newPath)
+	to, err := gatePath(newPath, s.opts.Limits)
 	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.mayTouch(ctx, tree, to); err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.checkLinks(to); err != nil {
 		return WriteResult{}, err
 	}
 	vFrom, vTo := virtual(from), virtual(to)
@@ -558,7 +577,7 @@ type Entry struct {
 // List returns the non-hidden entries directly inside the directory at p,
 // sorted by name. A missing directory is ErrNotFound.
 func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
-	rel, err := s.cleanPath(p)
+	rel, pr, src, err := s.readPath(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -566,6 +585,7 @@ func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	visible := s.visibleFunc(pr, src)
 	entries, err := fs.ReadDir(fsys, fsName(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notExist(virtual(rel), "")
@@ -576,6 +596,9 @@ func (s *Store) List(ctx context.Context, p string) ([]Entry, error) {
 	out := make([]Entry, 0, len(entries))
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || !(e.IsDir() || e.Type().IsRegular()) {
+			continue
+		}
+		if visible != nil && !visible(path.Join(rel, e.Name())) {
 			continue
 		}
 		item := Entry{Path: virtual(path.Join(rel, e.Name())), Name: e.Name(), IsDir: e.IsDir()}
@@ -623,6 +646,9 @@ func (s *Store) putLocked(ctx context.Context, files map[string]string, w *Write
 	var paths []string
 	for p, text := range files {
 		rel := rels[p]
+		if err := s.mayTouch(ctx, tree, rel); err != nil {
+			return WriteResult{}, err
+		}
 		if _, isDir, err := entryKind(tree, rel); err != nil {
 			return WriteResult{}, err
 		} else if isDir {

@@ -124,7 +124,10 @@ func TestStore_ErrorTexts(t *testing.T) {
 			return err
 		}},
 		{"rename-root", memstore.ErrInvalid, func() error { _, err := s.Rename(ctx, "/memories", "/memories/x", nil); return err }},
-		{"history-missing", memstore.ErrNotFound, func() error { _, err := s.History(ctx, "/memories/nope.md", 5); return err }},
+		{"history-missing", memstore.ErrNotFound, func() error {
+			_, err := s.History(ctx, "/memories/nope.md", &memstore.HistoryOptions{Limit: 5})
+			return err
+		}},
 		{"revert-bad-commit", memstore.ErrNotFound, func() error { _, err := s.Revert(ctx, task, "zzzz", nil); return err }},
 		{"revert-unknown-commit", memstore.ErrNotFound, func() error { _, err := s.Revert(ctx, task, "deadbeef", nil); return err }},
 		{"search-empty", memstore.ErrInvalid, func() error {

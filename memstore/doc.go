@@ -21,6 +21,15 @@
 // proposal (refs/proposals/<ws>/<id>, approved by an owner); Store.route
 // decides. Neither touches the working files or the index, which mirror
 // the published branch.
+// Access is the Store's second promise, kept for every caller: each method
+// acts for the principal its context carries (access.WithPrincipal; none
+// is the local owner, who may do everything). Reads of what the principal
+// may not read are refused with ErrDenied, which names the role needed;
+// listings and histories leave such paths out; every write passes one
+// check (see Store.write) that also makes the creator of a new workspace
+// its owner and keeps ACL changes to owners. Roles come from the acl: of
+// each workspace's workspace.yaml on the published branch and from
+// Options.Policy (org admins); the access package decides.
 //
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:

@@ -225,8 +225,8 @@ type Draft struct {
 
 // draftDenied is the error for a principal who may not draft or publish.
 func draftDenied(p access.Principal, ws, action string, have access.Role) error {
-	d := &access.DeniedError{Principal: p.String(), Path: virtual("workspaces/" + ws), Action: action, Need: "steward", Have: have}
-	return &Error{Kind: ErrRejected, Msg: d.Error(), Hint: "A viewer's writes become proposals for an owner to approve.", Err: d}
+	d := &access.DeniedError{Principal: p.String(), Path: virtual("workspaces/" + ws), Action: action, Need: "a steward of workspace " + ws, Have: have}
+	return &Error{Kind: ErrDenied, Msg: d.Error(), Hint: "A viewer's writes become proposals for an owner to approve.", Err: d}
 }
 
 // needRole checks, under the store's lock, that the principal in ctx has at
@@ -251,8 +251,12 @@ func (s *Store) needRole(ctx context.Context, ws, action string, need access.Rol
 		if need == access.RoleSteward {
 			return p, draftDenied(p, ws, action, role)
 		}
-		d := &access.DeniedError{Principal: p.String(), Path: virtual("workspaces/" + ws), Action: action, Need: need.String(), Have: role}
-		return p, &Error{Kind: ErrRejected, Msg: d.Error(), Err: d}
+		article := "a "
+		if need == access.RoleOwner {
+			article = "an "
+		}
+		d := &access.DeniedError{Principal: p.String(), Path: virtual("workspaces/" + ws), Action: action, Need: article + need.String() + " of workspace " + ws, Have: role}
+		return p, &Error{Kind: ErrDenied, Msg: d.Error(), Err: d}
 	}
 	return p, nil
 }
@@ -367,8 +371,8 @@ func (s *Store) checkACLChange(p access.Principal, ws string, diffs map[string]f
 	if err == nil && drafted.Equal(published) {
 		return nil
 	}
-	denied := &access.DeniedError{Principal: p.String(), Path: virtual(rel), Action: "change the ACL in", Need: "owner", Have: access.RoleSteward}
-	return &Error{Kind: ErrRejected, Msg: denied.Error(),
+	denied := &access.DeniedError{Principal: p.String(), Path: virtual(rel), Action: "change the ACL in", Need: "an owner of workspace " + workspaceOf(rel), Have: access.RoleSteward}
+	return &Error{Kind: ErrDenied, Msg: denied.Error(),
 		Hint: "Restore the acl: of workspace.yaml in your draft, or ask an owner to change it.", Err: denied}
 }
 

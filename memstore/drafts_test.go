@@ -28,7 +28,7 @@ const (
 	output = wsDir + "/output.md"
 )
 
-func as(user string) context.Context {
+func asUser(user string) context.Context {
 	return access.WithPrincipal(context.Background(), access.Principal{User: user, Kind: access.KindPerson})
 }
 
@@ -109,7 +109,7 @@ func checkRefs(t *testing.T, s *memstore.Store) {
 
 func TestStore_DraftVisibility(t *testing.T) {
 	s := sharedStore(t)
-	steve := as("steve")
+	steve := asUser("steve")
 	must(t)(s.OpenDraft(steve, "sales"))
 	res := must(t)(s.StrReplace(steve, task, "revenue", "margin", nil))
 	if res.Pending != "draft" {
@@ -125,8 +125,8 @@ func TestStore_DraftVisibility(t *testing.T) {
 		want string
 	}{
 		{"steward who drafts", steve, drafted},
-		{"viewer", as("vera"), published},
-		{"owner", as("olivia"), published},
+		{"viewer", asUser("vera"), published},
+		{"owner", asUser("olivia"), published},
 		{"local", context.Background(), published},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestStore_DraftVisibility(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(s.Dir(), "workspaces", "sales", "task.md")); string(data) != published {
 		t.Errorf("working file = %q: a draft must not touch it", data)
 	}
-	ws, err := resources.LoadWorkspace(as("vera"), s, "sales", fixedNow)
+	ws, err := resources.LoadWorkspace(asUser("vera"), s, "sales", fixedNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestStore_DraftVisibility(t *testing.T) {
 	if got := gitCmd(t, s, "log", "-1", "--format=%an|%s", "main"); got != "steve|publish sales: margin, not revenue\n" {
 		t.Errorf("publish commit = %q", got)
 	}
-	if got := mustRead(t, as("vera"), s, task); got != drafted {
+	if got := mustRead(t, asUser("vera"), s, task); got != drafted {
 		t.Errorf("after publish the viewer reads %q", got)
 	}
 	if ws, err = resources.LoadWorkspace(context.Background(), s, "sales", fixedNow); err != nil || !strings.Contains(ws.Task.Text, "margin") {
@@ -201,38 +201,38 @@ func TestStore_Publish(t *testing.T) {
 		{
 			name: "concurrent change to another file merges",
 			draft: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil))
+				must(t)(s.StrReplace(asUser("steve"), task, "revenue", "margin", nil))
 			},
 			main: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("olivia"), output, "A table", "A chart", nil))
+				must(t)(s.StrReplace(asUser("olivia"), output, "A table", "A chart", nil))
 			},
 			want: map[string]string{task: "# Task\n\nReport margin by region.\n", output: "# Output\n\nA chart, one row per region.\n"},
 		},
 		{
 			name: "conflicting change is refused",
 			draft: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil))
+				must(t)(s.StrReplace(asUser("steve"), task, "revenue", "margin", nil))
 			},
 			main: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
+				must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "bookings", nil))
 			},
 			conflicts: []string{task},
 		},
 		{
 			name:  "draft deletes a file the published branch changed",
-			draft: func(t *testing.T, s *memstore.Store) { must(t)(s.Delete(as("steve"), task, nil)) },
+			draft: func(t *testing.T, s *memstore.Store) { must(t)(s.Delete(asUser("steve"), task, nil)) },
 			main: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
+				must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "bookings", nil))
 			},
 			conflicts: []string{task},
 		},
 		{
 			name: "same change on both sides",
 			draft: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("steve"), task, "revenue", "margin", nil))
+				must(t)(s.StrReplace(asUser("steve"), task, "revenue", "margin", nil))
 			},
 			main: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("olivia"), task, "revenue", "margin", nil))
+				must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "margin", nil))
 			},
 			want: map[string]string{task: "# Task\n\nReport margin by region.\n"},
 		},
@@ -240,26 +240,26 @@ func TestStore_Publish(t *testing.T) {
 			name:      "a file published before the draft first touched it is no conflict",
 			mainFirst: true,
 			main: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
+				must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "bookings", nil))
 			},
 			draft: func(t *testing.T, s *memstore.Store) {
 				// steve sees olivia's version through the draft and edits it.
-				must(t)(s.StrReplace(as("steve"), task, "by region", "by quarter", nil))
+				must(t)(s.StrReplace(asUser("steve"), task, "by region", "by quarter", nil))
 			},
 			want: map[string]string{task: "# Task\n\nReport bookings by quarter.\n"},
 		},
 		{
 			name: "deletes, renames and new directories",
 			draft: func(t *testing.T, s *memstore.Store) {
-				must(t)(s.Create(as("steve"), wsDir+"/schemas/crm.md", "# CRM\n", nil))
-				must(t)(s.Rename(as("steve"), output, wsDir+"/result.md", nil))
+				must(t)(s.Create(asUser("steve"), wsDir+"/schemas/crm.md", "# CRM\n", nil))
+				must(t)(s.Rename(asUser("steve"), output, wsDir+"/result.md", nil))
 			},
 			want: map[string]string{output: "", wsDir + "/result.md": "# Output\n\nA table, one row per region.\n", wsDir + "/schemas/crm.md": "# CRM\n", task: published},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := sharedStore(t)
-			steve := as("steve")
+			steve := asUser("steve")
 			must(t)(s.OpenDraft(steve, "sales"))
 			if c.mainFirst {
 				c.main(t, s)
@@ -307,7 +307,7 @@ func TestStore_Publish(t *testing.T) {
 				if string(data) != want {
 					t.Errorf("%s = %q, want %q", p, data, want)
 				}
-				if got := mustRead(t, as("vera"), s, p); got != want {
+				if got := mustRead(t, asUser("vera"), s, p); got != want {
 					t.Errorf("viewer reads %s = %q, want %q", p, got, want)
 				}
 			}
@@ -321,10 +321,10 @@ func TestStore_Publish(t *testing.T) {
 
 func TestStore_DraftConflictResolvedByReopening(t *testing.T) {
 	s := sharedStore(t)
-	steve := as("steve")
+	steve := asUser("steve")
 	must(t)(s.OpenDraft(steve, "sales"))
 	must(t)(s.StrReplace(steve, task, "revenue", "margin", nil))
-	must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
+	must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "bookings", nil))
 	if _, err := s.Publish(steve, "sales", ""); !errors.Is(err, memstore.ErrConflict) {
 		t.Fatalf("Publish = %v, want a conflict", err)
 	}
@@ -336,7 +336,7 @@ func TestStore_DraftConflictResolvedByReopening(t *testing.T) {
 		t.Errorf("reopen message does not name the resolved file: %s", res.Message)
 	}
 	must(t)(s.Publish(steve, "sales", "merged"))
-	if got := mustRead(t, as("vera"), s, task); got != "# Task\n\nReport margin and bookings by region.\n" {
+	if got := mustRead(t, asUser("vera"), s, task); got != "# Task\n\nReport margin and bookings by region.\n" {
 		t.Errorf("published %q", got)
 	}
 	checkRefs(t, s)
@@ -344,7 +344,7 @@ func TestStore_DraftConflictResolvedByReopening(t *testing.T) {
 
 func TestStore_DiscardDraft(t *testing.T) {
 	s := sharedStore(t)
-	steve := as("steve")
+	steve := asUser("steve")
 	must(t)(s.OpenDraft(steve, "sales"))
 	must(t)(s.StrReplace(steve, task, "revenue", "margin", nil))
 	head, _ := s.Head()
@@ -370,7 +370,7 @@ func TestStore_DraftRoles(t *testing.T) {
 		user string
 		ok   bool
 	}{{"olivia", true}, {"steve", true}, {"vera", false}, {"mallory", false}} {
-		_, err := s.OpenDraft(as(c.user), "sales")
+		_, err := s.OpenDraft(asUser(c.user), "sales")
 		var denied *access.DeniedError
 		if c.ok != (err == nil) || (!c.ok && !errors.As(err, &denied)) {
 			t.Errorf("OpenDraft as %s = %v, want ok %v", c.user, err, c.ok)
@@ -382,7 +382,7 @@ func TestStore_DraftRoles(t *testing.T) {
 	if err != nil || len(drafts) != 3 {
 		t.Errorf("local Drafts = %v, %v; want the three open drafts", drafts, err)
 	}
-	if drafts, _ := s.Drafts(as("steve")); len(drafts) != 1 || drafts[0].User != "steve" {
+	if drafts, _ := s.Drafts(asUser("steve")); len(drafts) != 1 || drafts[0].User != "steve" {
 		t.Errorf("steve's Drafts = %v, want only his", drafts)
 	}
 }
@@ -405,7 +405,7 @@ func TestStore_Proposals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := sharedStore(t)
 			head, _ := s.Head()
-			res, err := s.StrReplace(as(c.user), task, "revenue", "churn", c.w)
+			res, err := s.StrReplace(asUser(c.user), task, "revenue", "churn", c.w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,10 +418,10 @@ func TestStore_Proposals(t *testing.T) {
 			if !strings.Contains(res.Message, "owner") {
 				t.Errorf("message does not say an owner must approve: %s", res.Message)
 			}
-			if got := mustRead(t, as(c.user), s, task); strings.Contains(got, "churn") {
+			if got := mustRead(t, asUser(c.user), s, task); strings.Contains(got, "churn") {
 				t.Errorf("the proposal is visible before approval: %q", got)
 			}
-			props, err := s.Proposals(as("olivia"), "sales")
+			props, err := s.Proposals(asUser("olivia"), "sales")
 			if err != nil || len(props) != 1 {
 				t.Fatalf("Proposals = %v, %v", props, err)
 			}
@@ -429,11 +429,11 @@ func TestStore_Proposals(t *testing.T) {
 			if p.Proposer != c.user || !strings.Contains(p.Diff, "-Report revenue by region.") || !strings.Contains(p.Diff, "+Report churn by region.") {
 				t.Errorf("proposal = %+v", p)
 			}
-			if _, err := s.Approve(as("steve"), "sales", p.ID); err == nil {
+			if _, err := s.Approve(asUser("steve"), "sales", p.ID); err == nil {
 				t.Error("a steward approved a proposal")
 			}
 			before := commitCount(t, s)
-			must(t)(s.Approve(as("olivia"), "sales", p.ID))
+			must(t)(s.Approve(asUser("olivia"), "sales", p.ID))
 			if got := commitCount(t, s); got != before+1 {
 				t.Errorf("approve made %d commits", got-before)
 			}
@@ -443,10 +443,10 @@ func TestStore_Proposals(t *testing.T) {
 					t.Errorf("approved commit lacks %q:\n%s", want, log)
 				}
 			}
-			if got := mustRead(t, as("vera"), s, task); !strings.Contains(got, "churn") {
+			if got := mustRead(t, asUser("vera"), s, task); !strings.Contains(got, "churn") {
 				t.Errorf("after approval: %q", got)
 			}
-			if props, _ := s.Proposals(as("olivia"), "sales"); len(props) != 0 {
+			if props, _ := s.Proposals(asUser("olivia"), "sales"); len(props) != 0 {
 				t.Errorf("approved proposal still listed: %v", props)
 			}
 			checkRefs(t, s)
@@ -456,26 +456,26 @@ func TestStore_Proposals(t *testing.T) {
 
 func TestStore_RejectProposal(t *testing.T) {
 	s := sharedStore(t)
-	res := must(t)(s.Create(as("vera"), wsDir+"/tools/crm.yaml", "name: crm\n", &memstore.WriteOptions{Source: memstore.SourceInferred}))
+	res := must(t)(s.Create(asUser("vera"), wsDir+"/tools/crm.yaml", "name: crm\n", &memstore.WriteOptions{Source: memstore.SourceInferred}))
 	if res.Pending != "proposal" {
 		t.Fatalf("Pending = %q", res.Pending)
 	}
-	props, err := s.Proposals(as("vera"), "sales")
+	props, err := s.Proposals(asUser("vera"), "sales")
 	if err != nil || len(props) != 1 {
 		t.Fatalf("Proposals = %v, %v", props, err)
 	}
-	if _, err := s.Reject(as("vera"), "sales", props[0].ID); err == nil {
+	if _, err := s.Reject(asUser("vera"), "sales", props[0].ID); err == nil {
 		t.Error("a viewer rejected a proposal")
 	}
 	head, _ := s.Head()
-	must(t)(s.Reject(as("olivia"), "sales", props[0].ID))
+	must(t)(s.Reject(asUser("olivia"), "sales", props[0].ID))
 	if got, _ := s.Head(); got != head {
 		t.Error("reject moved main")
 	}
-	if props, _ := s.Proposals(as("olivia"), "sales"); len(props) != 0 {
+	if props, _ := s.Proposals(asUser("olivia"), "sales"); len(props) != 0 {
 		t.Errorf("rejected proposal still listed: %v", props)
 	}
-	if _, err := s.Approve(as("olivia"), "sales", props0(props)); !errors.Is(err, memstore.ErrNotFound) {
+	if _, err := s.Approve(asUser("olivia"), "sales", props0(props)); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("approving a rejected proposal = %v", err)
 	}
 	checkRefs(t, s)
@@ -490,11 +490,11 @@ func props0(ps []memstore.Proposal) string {
 
 func TestStore_ApproveConflict(t *testing.T) {
 	s := sharedStore(t)
-	must(t)(s.StrReplace(as("vera"), task, "revenue", "churn", &memstore.WriteOptions{Source: memstore.SourceInferred}))
-	must(t)(s.StrReplace(as("olivia"), task, "revenue", "bookings", nil))
-	props, _ := s.Proposals(as("olivia"), "sales")
+	must(t)(s.StrReplace(asUser("vera"), task, "revenue", "churn", &memstore.WriteOptions{Source: memstore.SourceInferred}))
+	must(t)(s.StrReplace(asUser("olivia"), task, "revenue", "bookings", nil))
+	props, _ := s.Proposals(asUser("olivia"), "sales")
 	before := snapshot(t, s)
-	_, err := s.Approve(as("olivia"), "sales", props[0].ID)
+	_, err := s.Approve(asUser("olivia"), "sales", props[0].ID)
 	var ce *memstore.ConflictError
 	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || !strings.Contains(ce.Conflicts[0].Yours, "churn") || !strings.Contains(ce.Conflicts[0].Published, "bookings") {
 		t.Fatalf("Approve = %v, want a conflict on task.md", err)
@@ -527,7 +527,7 @@ func TestStore_SearchOverDraft(t *testing.T) {
 			mustCreate(t, s, wsDir+"/workspace.yaml", wsYAML)
 			mustCreate(t, s, task, "# Task\n\nReport revenue by region.\n")
 			mustCreate(t, s, output, "# Output\n\nA revenue table, one row per region.\n")
-			steve := as("steve")
+			steve := asUser("steve")
 			must(t)(s.OpenDraft(steve, "sales"))
 			must(t)(s.StrReplace(steve, task, "revenue", "quokka", nil))
 
@@ -554,9 +554,9 @@ func TestStore_SearchOverDraft(t *testing.T) {
 				want  []string
 			}{
 				{steve, "quokka", wantQuokka},
-				{as("vera"), "quokka", nil},
+				{asUser("vera"), "quokka", nil},
 				{steve, "revenue", []string{output}},
-				{as("vera"), "revenue", []string{output, task}},
+				{asUser("vera"), "revenue", []string{output, task}},
 			} {
 				if got := paths(c.ctx, c.query); !slices.Equal(got, c.want) {
 					p, _ := access.FromContext(c.ctx)
@@ -573,7 +573,7 @@ func TestStore_PublishACLChangeNeedsOwner(t *testing.T) {
 		user string
 		ok   bool
 	}{{"steve", false}, {"olivia", true}} {
-		ctx := as(c.user)
+		ctx := asUser(c.user)
 		must(t)(s.OpenDraft(ctx, "sales"))
 		must(t)(s.StrReplace(ctx, wsDir+"/workspace.yaml", "viewers: [vera]", "viewers: [vera, "+c.user+"x]", nil))
 		// A file the draft creates reads back through the draft.

@@ -18,6 +18,9 @@ var (
 	ErrRejected = errors.New("rejected")
 	// ErrInvalid reports an argument that is malformed or out of range.
 	ErrInvalid = errors.New("invalid argument")
+	// ErrDenied reports an access the principal may not make; the error
+	// also wraps the *access.DeniedError, which says the role needed.
+	ErrDenied = errors.New("access denied")
 )
 
 // Error is a failed Store operation. Msg is the text meant for the caller

@@ -1,11 +1,9 @@
 package memstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -21,25 +19,60 @@ type Commit struct {
 	Author   string            `json:"author"`
 	Subject  string            `json:"subject"`
 	Trailers map[string]string `json:"trailers,omitempty"` // Tool, Source, Author, Confidence
+	// Paths, set only in a history filtered for a principal who is not
+	// the local owner, are the virtual paths the commit changed that the
+	// principal may read. When it changed others too, Subject is cut to
+	// its first word (the operation) so that it names none of them.
+	Paths []string `json:"paths,omitempty"`
 }
 
-// DefaultHistoryLimit is the number of commits History returns when limit <= 0.
+// DefaultHistoryLimit is the number of commits History returns when the
+// limit is <= 0.
 const DefaultHistoryLimit = 20
+
+// HistoryOptions narrow a History. A nil *HistoryOptions is valid.
+type HistoryOptions struct {
+	Limit  int    // commits to return; <= 0 means DefaultHistoryLimit
+	Author string // when set, only commits whose author is exactly this principal
+}
 
 // History lists the commits that changed the file or directory at p (all
 // commits when p is the root), newest first, following first parents. A path
 // that no longer exists still has a history.
-func (s *Store) History(ctx context.Context, p string, limit int) ([]Commit, error) {
-	rel, err := s.cleanPath(p)
+//
+// For a principal who is not the local owner, p must be readable, and only
+// commits that changed a path the principal may read now are listed, each
+// with only those paths (Commit.Paths). An org admin who filters by author
+// sees every commit of that author (the audit of a principal's writes),
+// still with only the paths the admin may read.
+func (s *Store) History(ctx context.Context, p string, opts *HistoryOptions) ([]Commit, error) {
+	var o HistoryOptions
+	if opts != nil {
+		o = *opts
+	}
+	rel, pr, _, err := s.readPath(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	limit := o.Limit
 	if limit <= 0 {
 		limit = DefaultHistoryLimit
 	}
 	c, err := s.git.headCommit()
 	if err != nil {
 		return nil, err
+	}
+	// readable, for a restricted principal, says which changed paths it may
+	// see; nil for the local owner.
+	var readable func(vp string) bool
+	audit := false
+	if _, restricted := principalOf(ctx); restricted {
+		f, err := s.ReadableFilter(ctx)
+		if err != nil {
+			return nil, err
+		}
+		readable = f.Allows
+		audit = o.Author != "" && s.opts.Policy.IsAdmin(pr)
 	}
 	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
 	var parts []string
@@ -54,18 +87,27 @@ func (s *Store) History(ctx context.Context, p string, limit int) ([]Commit, err
 				return nil, err
 			}
 		}
+		var before plumbing.Hash
+		if parent != nil {
+			before = parent.TreeHash
+		}
 		touched := true
 		if parts != nil {
-			var before plumbing.Hash
-			if parent != nil {
-				before = parent.TreeHash
-			}
 			if touched, err = w.differs(c.TreeHash, before, parts); err != nil {
 				return nil, err
 			}
 		}
-		if touched {
-			out = append(out, commitInfo(c))
+		if touched && (o.Author == "" || c.Author.Name == o.Author) {
+			info := commitInfo(c)
+			keep := true
+			if readable != nil {
+				if keep, err = w.filterPaths(&info, c.TreeHash, before, rel, readable); err != nil {
+					return nil, err
+				}
+			}
+			if keep || audit {
+				out = append(out, info)
+			}
 		}
 		c = parent
 		w.bound()
@@ -74,6 +116,32 @@ func (s *Store) History(ctx context.Context, p string, limit int) ([]Commit, err
 		return nil, notExist(virtual(rel), "Error: ")
 	}
 	return out, nil
+}
+
+// filterPaths sets info.Paths to the readable paths at or below dir that
+// the commit (tree a, parent tree b) changed, cutting the subject when the
+// commit changed any path the principal may not read. It reports whether
+// any readable path at or below dir changed.
+func (w *treeWalker) filterPaths(info *Commit, a, b plumbing.Hash, dir string, readable func(vp string) bool) (bool, error) {
+	var changed []string
+	if err := w.changedPaths(a, b, "", &changed); err != nil {
+		return false, err
+	}
+	hidden := false
+	for _, rel := range changed {
+		vp := virtual(rel)
+		switch {
+		case !readable(vp):
+			hidden = true
+		case dir == "" || rel == dir || strings.HasPrefix(rel, dir+"/"):
+			info.Paths = append(info.Paths, vp)
+		}
+	}
+	if hidden {
+		verb, _, _ := strings.Cut(info.Subject, " ")
+		info.Subject = verb
+	}
+	return len(info.Paths) > 0, nil
 }
 
 // treeWalker compares one path across two trees, reading only the trees on
@@ -90,16 +158,7 @@ func (w *treeWalker) tree(h plumbing.Hash) ([]byte, error) {
 	if t, ok := w.trees[h]; ok {
 		return t, nil
 	}
-	o, err := w.store.EncodedObject(plumbing.TreeObject, h)
-	if err != nil {
-		return nil, err
-	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	raw, err := io.ReadAll(r)
+	raw, err := readRaw(w.store, plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
 	}
@@ -117,22 +176,22 @@ func (w *treeWalker) entry(h plumbing.Hash, name string) (plumbing.Hash, error) 
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	// Each entry is "<mode> <name>\x00" followed by a 20-byte hash.
-	for len(raw) > 0 {
-		sp := bytes.IndexByte(raw, ' ')
-		nul := bytes.IndexByte(raw, 0)
-		if sp < 0 || nul < sp || len(raw) < nul+1+20 {
-			return plumbing.ZeroHash, fmt.Errorf("tree %s: malformed entry", h)
+	var out plumbing.Hash
+	err = eachEntry(h, raw, func(n string, _ bool, x plumbing.Hash) error {
+		if n == name {
+			out = x
+			return errFound
 		}
-		if string(raw[sp+1:nul]) == name {
-			var out plumbing.Hash
-			copy(out[:], raw[nul+1:nul+21])
-			return out, nil
-		}
-		raw = raw[nul+21:]
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return plumbing.ZeroHash, err
 	}
-	return plumbing.ZeroHash, nil
+	return out, nil
 }
+
+// errFound stops eachEntry at the entry wanted.
+var errFound = errors.New("found")
 
 // differs reports whether the entry at parts differs between trees a and b.
 func (w *treeWalker) differs(a, b plumbing.Hash, parts []string) (bool, error) {

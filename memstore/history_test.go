@@ -22,7 +22,7 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, err := s.History(ctx, p, 10)
+	hist, err := s.History(ctx, p, &memstore.HistoryOptions{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +32,13 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if got := hist[1].Trailers; got["Source"] != "inferred" || got["Author"] != "bob" || got["Tool"] != "memory_create" {
 		t.Errorf("trailers %v", got)
 	}
-	if all, _ := s.History(ctx, "/memories", 100); len(all) != 4 {
+	if all, _ := s.History(ctx, "/memories", &memstore.HistoryOptions{Limit: 100}); len(all) != 4 {
 		t.Errorf("full history has %d commits, want 4", len(all))
 	}
-	if dir, _ := s.History(ctx, "/memories/workspaces/w", 100); len(dir) != 3 {
+	if dir, _ := s.History(ctx, "/memories/workspaces/w", &memstore.HistoryOptions{Limit: 100}); len(dir) != 3 {
 		t.Errorf("directory history has %d commits, want 3", len(dir))
 	}
-	if one, _ := s.History(ctx, p, 1); len(one) != 1 || one[0].Hash != v2.Commit {
+	if one, _ := s.History(ctx, p, &memstore.HistoryOptions{Limit: 1}); len(one) != 1 || one[0].Hash != v2.Commit {
 		t.Errorf("limit 1: %+v", one)
 	}
 
@@ -58,7 +58,7 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if _, err := s.Delete(ctx, "/memories/workspaces/w", nil); err != nil {
 		t.Fatal(err)
 	}
-	if hist, err := s.History(ctx, p, 10); err != nil || len(hist) != 4 {
+	if hist, err := s.History(ctx, p, &memstore.HistoryOptions{Limit: 10}); err != nil || len(hist) != 4 {
 		t.Errorf("history of a deleted file: %d commits, %v", len(hist), err)
 	}
 	if _, err := s.Revert(ctx, "/memories/workspaces/w", v2.Commit, nil); err != nil {

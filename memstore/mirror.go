@@ -298,7 +298,11 @@ func (m *mirror) blob(h plumbing.Hash) ([]byte, error) { return m.store.git.blob
 func (m *mirror) stale() bool { return m.at().IsZero() }
 
 // Reindex rebuilds every index from scratch from HEAD.
+// Only the local owner and org admins may.
 func (s *Store) Reindex(ctx context.Context, progress Progress) error {
+	if err := s.mayMaintain(ctx); err != nil {
+		return err
+	}
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}
@@ -320,7 +324,11 @@ func (s *Store) Reindex(ctx context.Context, progress Progress) error {
 
 // Reconcile brings every index up to HEAD, picking up commits made outside
 // selmem and repairing after failed index updates.
+// Only the local owner and org admins may.
 func (s *Store) Reconcile(ctx context.Context) error {
+	if err := s.mayMaintain(ctx); err != nil {
+		return err
+	}
 	if len(s.mirrors) == 0 {
 		return errNoIndex
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/selmem/selmem/internal/fsutil"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/gate"
 )
 
@@ -77,6 +78,11 @@ type Options struct {
 	// the draft's changed files in one. Nil leaves those files out of the
 	// owner's search results.
 	ScratchIndex func(dir string) (Index, error)
+	// Policy is the organisation's part of access control: who the org
+	// admins are. Workspaces' ACLs come from their workspace.yaml on the
+	// published branch; the principal from the context of each call
+	// (access.WithPrincipal), none meaning the local owner.
+	Policy access.Policy
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
@@ -125,6 +131,7 @@ type Store struct {
 	wsBytes   map[string]int64 // workspace name -> bytes of its files, filled lazily
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
 	routed    *routedWrite     // where the current locked write went, when not to main
+	acls      aclCache         // workspaces' ACLs, per tree
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -506,7 +513,7 @@ func (s *Store) Head() (string, error) {
 // Read returns the content of the file at the virtual path p and its blob
 // hash (the value WriteOptions.ExpectedSHA compares against).
 func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string, err error) {
-	rel, err := s.cleanPath(p)
+	rel, _, _, err := s.readPath(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -538,24 +545,57 @@ func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string,
 
 // cleanPath canonicalises a virtual path through the gate.
 func (s *Store) cleanPath(p string) (string, error) {
-	rel, err := gate.Path(p, s.opts.Limits)
+	rel, err := gatePath(p, s.opts.Limits)
+	if err != nil {
+		return "", err
+	}
+	return rel, s.checkLinks(rel)
+}
+
+// gatePath canonicalises a virtual path by its text alone, without looking
+// at the files (so an access check can come before anything that would tell
+// whether the path exists).
+func gatePath(p string, lim gate.Limits) (string, error) {
+	rel, err := gate.Path(p, lim)
 	if err != nil {
 		return "", rejected(err)
 	}
+	return rel, nil
+}
+
+// readPath canonicalises the virtual path of a read and checks that the
+// principal in ctx may read it, before looking at the files. It returns the
+// principal and, for a restricted one, the ACL source that decides what a
+// listing shows.
+func (s *Store) readPath(ctx context.Context, p string) (string, access.Principal, access.ACLSource, error) {
+	rel, err := gatePath(p, s.opts.Limits)
+	if err != nil {
+		return "", access.Principal{}, nil, err
+	}
+	pr, src, err := s.authorizeRead(ctx, rel)
+	if err != nil {
+		return "", pr, nil, err
+	}
+	return rel, pr, src, s.checkLinks(rel)
+}
+
+// checkLinks refuses a path that passes through a symbolic link or below a
+// file.
+func (s *Store) checkLinks(rel string) error {
 	if err := gate.NoSymlinks(s.dir, rel); err != nil {
 		var r *gate.Rejection
 		if errors.As(err, &r) {
-			return "", rejected(err)
+			return rejected(err)
 		}
 		if errors.Is(err, syscall.ENOTDIR) {
-			return "", s.belowFile(rel)
+			return s.belowFile(rel)
 		}
 		// A failed Lstat names host paths: neither show nor log them.
 		s.log.Error("check path for symlinks", logKeyPath, rel, logKeyErr, withoutPath(err))
-		return "", &Error{Kind: ErrInvalid, Msg: "Error: The path " + virtual(rel) + " cannot be checked right now.",
+		return &Error{Kind: ErrInvalid, Msg: "Error: The path " + virtual(rel) + " cannot be checked right now.",
 			Hint: "Retry; if it persists, the server's log says why.", Err: withoutPath(err)}
 	}
-	return rel, nil
+	return nil
 }
 
 // belowFile is the error for a path that continues below an existing file.
@@ -670,17 +710,33 @@ func validateWrite(w *WriteOptions) error {
 // where it goes: the published branch (writeMain), the principal's open
 // draft or a proposal. It runs under the store's lock (Store.locked).
 func (s *Store) write(ctx context.Context, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
+	// Permissions are judged against the published branch, whose ACLs are
+	// in force, whatever head the write read (a draft view).
+	pub, err := s.git.headTree()
+	if err != nil {
+		return "", err
+	}
+	_, changesOK, wOK, denied := s.authorizeWrite(ctx, pub, changes, w)
 	d, err := s.routeChanges(ctx, changes, w)
 	if err != nil {
 		return "", err
 	}
+	if denied != nil {
+		// A viewer's write the permission check refused becomes a proposal:
+		// exactly that case, nothing else.
+		var de *access.DeniedError
+		if d.kind != toProposal || !errors.As(denied, &de) || de.Have != access.RoleViewer {
+			return "", denied
+		}
+		return s.writeProposal(ctx, d, head, changes, subject, tool, s.authored(ctx, w))
+	}
 	switch d.kind {
 	case toDraft:
-		return s.writeDraft(ctx, d, head, changes, subject, tool, w)
+		return s.writeDraft(ctx, d, head, changesOK, subject, tool, wOK)
 	case toProposal:
-		return s.writeProposal(ctx, d, head, changes, subject, tool, w)
+		return s.writeProposal(ctx, d, head, changesOK, subject, tool, wOK)
 	}
-	return s.writeMain(ctx, head, changes, subject, tool, w)
+	return s.writeMain(ctx, head, changesOK, subject, tool, wOK)
 }
 
 // checkChanges runs the write gate, the workspace cap and the letter-case
@@ -775,6 +831,7 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 		return "", fmt.Errorf("write commit: %w", err)
 	}
 	s.git.keepObjects()
+	s.carryACLs(head, next, changes)
 	// From here on the write is acknowledged by git; the working files and
 	// the index follow, and the next writer or Open repairs both if the
 	// process dies first.

@@ -67,7 +67,7 @@ func (s *Store) publishedFor(ctx context.Context, act access.Action, ws string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.templateCheck(ctx, tree, act, ws); err != nil {
+	if err := s.checkWorkspace(ctx, tree, act, ws); err != nil {
 		return nil, nil, err
 	}
 	return head, tree, nil
@@ -132,7 +132,7 @@ func (s *Store) PublishTemplate(ctx context.Context, ws, version string) (Templa
 		} else if !errors.Is(err, errRefMissing) {
 			return err
 		}
-		p := s.templatePrincipal(ctx)
+		p := s.principal(ctx)
 		meta := s.meta("publish template "+ws+"@"+version, nil, &WriteOptions{Tool: toolPublishTemplate, Author: p.User})
 		if err := s.git.advanceRef(name, plumbing.ZeroHash, head.Hash, meta); err != nil {
 			return err
@@ -192,7 +192,7 @@ func (s *Store) Templates(ctx context.Context) ([]Template, error) {
 		if !ok || checkTemplateName(ws, version) != nil {
 			continue
 		}
-		if s.templateCheck(ctx, tree, access.ActLoad, ws) != nil {
+		if s.checkWorkspace(ctx, tree, access.ActLoad, ws) != nil {
 			continue
 		}
 		c, err := object.GetCommit(s.git.repo.Storer, h)
@@ -303,7 +303,7 @@ func (s *Store) createFromTemplate(ctx context.Context, head *object.Commit, tre
 		return LoadResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("Error: workspace %s already exists.", newWS),
 			Hint: "Load the template into a new workspace name; loading never overwrites a workspace."}
 	}
-	p := s.templatePrincipal(ctx)
+	p := s.principal(ctx)
 	wsYAML, err := freshWorkspaceYAML(set.title, set.description, p.User, origin)
 	if err != nil {
 		return LoadResult{}, err

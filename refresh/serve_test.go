@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/selmem/selmem/memstore"
 )
 
 func TestHandler(t *testing.T) {
@@ -204,7 +206,7 @@ func TestRefresh_ConcurrentSerialise(t *testing.T) {
 	if got.Snapshot.SHA256 != last.res.Binding.Snapshot.SHA256 {
 		t.Errorf("binding names %s, the last acknowledged refresh stored %s", got.Snapshot.SHA256[:12], last.res.Binding.Snapshot.SHA256[:12])
 	}
-	hist, err := f.store.History(ctx, BindingPath("sales", "dash"), 10)
+	hist, err := f.store.History(ctx, BindingPath("sales", "dash"), &memstore.HistoryOptions{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 )
@@ -99,6 +100,9 @@ func (r *Registry) handleRegenerate(ctx context.Context, req mcp.GetPromptReques
 	}
 	if ws == "" || artifact == "" {
 		return nil, fmt.Errorf("%w: the arguments workspace and artifact are required", mcp.ErrInvalidParams)
+	}
+	if err := r.store.Check(ctx, access.ActRead, workspacesDir+"/"+ws); err != nil {
+		return nil, r.fail(ResourceURI(ws, KindArtifacts), err)
 	}
 	bd, err := r.refresher.ReadBinding(ctx, ws, artifact)
 	if err != nil {

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/resources"
 )
@@ -73,14 +75,48 @@ type harness struct {
 // (2026-07-28, with subscriptions/listen).
 func newHarness(tb testing.TB, files map[string]string, protocol ...string) *harness {
 	tb.Helper()
+	h, url := serve(tb, files)
+	h.client, h.ev = connect(tb, url, append(protocol, legacy)[0], "")
+	return h
+}
+
+// serve serves a store holding files over streamable HTTP. A request with
+// the header X-Test-User acts for that person (as part AUTH's
+// authentication would establish); one without acts for the local owner.
+func serve(tb testing.TB, files map[string]string) (*harness, string) {
+	tb.Helper()
 	store := newStore(tb, files)
 	srv := server.NewMCPServer("selmem-test", "v0",
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(false))
 	reg := resources.Register(srv, store, &resources.Options{Now: clock, Logger: slog.New(slog.DiscardHandler)})
-	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv))
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv, server.WithHTTPContextFunc(
+		func(ctx context.Context, r *http.Request) context.Context {
+			if u := r.Header.Get("X-Test-User"); u != "" {
+				return access.WithPrincipal(ctx, access.Principal{User: u, Kind: access.KindPerson})
+			}
+			return ctx
+		})))
 	tb.Cleanup(ts.Close)
+	return &harness{store: store, reg: reg}, ts.URL + "/mcp"
+}
 
+// userHeader adds X-Test-User to every request.
+type userHeader struct {
+	user string
+	next http.RoundTripper
+}
+
+func (u userHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-User", u.user)
+	return u.next.RoundTrip(r)
+}
+
+// connect connects a go-sdk client to url, acting for user ("" for the
+// local owner), and collects its notifications.
+func connect(tb testing.TB, url, protocol, user string) (*sdk.ClientSession, *events) {
+	tb.Helper()
 	ev := &events{signal: make(chan struct{}, 1)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "v0"}, &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
@@ -90,13 +126,16 @@ func newHarness(tb testing.TB, files map[string]string, protocol ...string) *har
 			ev.note(func() { ev.listChanged++ })
 		},
 	})
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp"},
-		&sdk.ClientSessionOptions{ProtocolVersion: append(protocol, legacy)[0]})
+	tr := &sdk.StreamableClientTransport{Endpoint: url}
+	if user != "" {
+		tr.HTTPClient = &http.Client{Transport: userHeader{user, http.DefaultTransport}}
+	}
+	cs, err := client.Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = cs.Close() })
-	return &harness{store: store, reg: reg, client: cs, ev: ev}
+	return cs, ev
 }
 
 func TestRegister_ListResources(t *testing.T) {

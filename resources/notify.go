@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/selmem/selmem/internal/mcpapps"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // hookSubscriptions records resources/subscribe and resources/unsubscribe
@@ -26,9 +28,18 @@ func (r *Registry) hookSubscriptions() {
 		hooks = &server.Hooks{}
 		server.WithHooks(hooks)(r.srv)
 	}
+	// A subscription to a resource the principal may not read is refused
+	// before mcp-go accepts it; the principal is kept with each
+	// subscription, and each update goes only to those who may read it.
+	hooks.AddOnRequestInitialization(r.refuseUnreadable)
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		if res != nil {
+			res.Resources = slices.DeleteFunc(res.Resources, func(x mcp.Resource) bool { return r.mayRead(ctx, x.URI) != nil })
+		}
+	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		if s := server.ClientSessionFromContext(ctx); s != nil && strings.HasPrefix(req.Params.URI, WorkspacesURI) {
-			r.subscribe(s.SessionID(), req.Params.URI, notifierFrom(ctx))
+		if s := server.ClientSessionFromContext(ctx); s != nil && strings.HasPrefix(req.Params.URI, WorkspacesURI) && r.mayRead(ctx, req.Params.URI) == nil {
+			r.subscribe(s.SessionID(), req.Params.URI, notifierFrom(ctx), principalOf(ctx))
 		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
@@ -50,8 +61,8 @@ func (r *Registry) hookSubscriptions() {
 		r.subsMu.Lock()
 		defer r.subsMu.Unlock()
 		for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-			if strings.HasPrefix(uri, WorkspacesURI) {
-				r.listens = append(r.listens, listen{session: s, id: id, uri: uri})
+			if strings.HasPrefix(uri, WorkspacesURI) && r.mayRead(ctx, uri) == nil {
+				r.listens = append(r.listens, listen{session: s, id: id, uri: uri, who: principalOf(ctx)})
 			}
 		}
 	})
@@ -70,6 +81,89 @@ type listen struct {
 	session server.ClientSession
 	id      any // the request's JSON-RPC ID, which tags its notifications
 	uri     string
+	who     subscriber
+}
+
+// subscriber is who made a subscription: the principal of its request, if
+// it carried one (none is the local owner).
+type subscriber struct {
+	p  access.Principal
+	ok bool
+}
+
+func principalOf(ctx context.Context) subscriber {
+	p, ok := access.FromContext(ctx)
+	return subscriber{p, ok}
+}
+
+// context returns a context acting for the subscriber.
+func (s subscriber) context() context.Context {
+	if !s.ok {
+		return context.Background()
+	}
+	return access.WithPrincipal(context.Background(), s.p)
+}
+
+// pathOf returns the memory path whose readability decides access to a
+// resource URI: the workspace's directory for a per-workspace resource or
+// an artifact view, the workspaces directory for the list; ok is false for
+// a URI that is neither.
+func pathOf(uri string) (string, bool) {
+	if uri == WorkspacesURI {
+		return workspacesDir, true
+	}
+	if t, ok := parseURI(uri); ok {
+		return workspacesDir + "/" + t.workspace, true
+	}
+	if ws, _, ok := mcpapps.ParseViewURI(uri); ok {
+		return workspacesDir + "/" + ws, true
+	}
+	return "", false
+}
+
+// mayRead reports whether the principal in ctx may read the resource uri:
+// nil, or the store's refusal, which names the role needed. URIs that are
+// not selmem's are left to their handlers.
+func (r *Registry) mayRead(ctx context.Context, uri string) error {
+	p, ok := pathOf(uri)
+	if !ok {
+		return nil
+	}
+	return r.store.Check(ctx, access.ActRead, p)
+}
+
+// refuseUnreadable refuses resources/subscribe and subscriptions/listen
+// for a resource the principal may not read, with the refusal's text.
+func (r *Registry) refuseUnreadable(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			URI           string `json:"uri"`
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil // mcp-go answers malformed requests itself
+	}
+	var uris []string
+	switch mcp.MCPMethod(m.Method) {
+	case mcp.MethodResourcesSubscribe:
+		uris = []string{m.Params.URI}
+	case mcp.MethodSubscriptionsListen:
+		uris = m.Params.Notifications.ResourceSubscriptions
+	}
+	for _, uri := range uris {
+		if err := r.mayRead(ctx, uri); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // endListen forgets the subscriptions of a closed subscriptions/listen stream.
@@ -115,16 +209,16 @@ func notifierFrom(ctx context.Context) Notifier {
 	return n
 }
 
-func (r *Registry) subscribe(session, uri string, n Notifier) {
+func (r *Registry) subscribe(session, uri string, n Notifier, who subscriber) {
 	r.subsMu.Lock()
 	defer r.subsMu.Unlock()
 	if n != nil {
 		r.notifiers[session] = n
 	}
 	if r.subs[uri] == nil {
-		r.subs[uri] = map[string]struct{}{}
+		r.subs[uri] = map[string]subscriber{}
 	}
-	r.subs[uri][session] = struct{}{}
+	r.subs[uri][session] = who
 }
 
 func (r *Registry) unsubscribe(session, uri string) {
@@ -148,11 +242,19 @@ func (r *Registry) dropSession(session string) {
 	}
 }
 
-// subscribers returns the sessions subscribed to uri, sorted.
+// subscribers returns the sessions subscribed to uri whose principal may
+// read it now, sorted.
 func (r *Registry) subscribers(uri string) []string {
 	r.subsMu.Lock()
-	defer r.subsMu.Unlock()
-	return slices.Sorted(maps.Keys(r.subs[uri]))
+	subs := maps.Clone(r.subs[uri])
+	r.subsMu.Unlock()
+	var out []string
+	for _, s := range slices.Sorted(maps.Keys(subs)) {
+		if r.mayRead(subs[s].context(), uri) == nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // send sends one notification to session, through the Notifier of its
@@ -333,6 +435,9 @@ func (r *Registry) notify(uris []string) {
 			}
 		}
 		for _, l := range r.listeners(uri) {
+			if r.mayRead(l.who.context(), uri) != nil {
+				continue
+			}
 			n := mcp.JSONRPCNotification{
 				JSONRPC: mcp.JSONRPC_VERSION,
 				Notification: mcp.Notification{

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 )
@@ -69,10 +70,10 @@ type Registry struct {
 	mu     sync.Mutex                         // serialises Changed; guards listed
 	listed map[string]map[string]mcp.Resource // workspace -> URI -> listed resource
 
-	subsMu    sync.Mutex                     // guards subs, notifiers and listens
-	subs      map[string]map[string]struct{} // URI -> IDs of the sessions subscribed to it
-	notifiers map[string]Notifier            // session ID -> its transport's Notifier, if any
-	listens   []listen                       // resource subscriptions of subscriptions/listen streams
+	subsMu    sync.Mutex                       // guards subs, notifiers and listens
+	subs      map[string]map[string]subscriber // URI -> session ID -> who subscribed
+	notifiers map[string]Notifier              // session ID -> its transport's Notifier, if any
+	listens   []listen                         // resource subscriptions of subscriptions/listen streams
 }
 
 // Register adds selmem's resources, resource templates and the start_session
@@ -97,7 +98,7 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Regi
 		now:       time.Now,
 		count:     profiler.Tokens,
 		listed:    map[string]map[string]mcp.Resource{},
-		subs:      map[string]map[string]struct{}{},
+		subs:      map[string]map[string]subscriber{},
 		notifiers: map[string]Notifier{},
 	}
 	if opts != nil {
@@ -185,6 +186,9 @@ func (r *Registry) handlePrompt(ctx context.Context, req mcp.GetPromptRequest) (
 	text, _, err := r.render(ctx, target{kind: KindContext, workspace: name})
 	if err != nil {
 		var m missing
+		if errors.Is(err, memstore.ErrDenied) {
+			return nil, err
+		}
 		if errors.As(err, &m) || errors.Is(err, memstore.ErrNotFound) || errors.Is(err, memstore.ErrRejected) {
 			return nil, fmt.Errorf("%w: there is no workspace with this name; read %s for the workspace names", mcp.ErrInvalidParams, WorkspacesURI)
 		}
@@ -211,6 +215,8 @@ func notFound(uri, why string) error {
 func (r *Registry) fail(uri string, err error) error {
 	var m missing
 	switch {
+	case errors.Is(err, memstore.ErrDenied):
+		return err // says which role is needed, nothing of the content
 	case errors.As(err, &m):
 		return notFound(uri, m.why)
 	case errors.Is(err, memstore.ErrNotFound):
@@ -227,6 +233,11 @@ func (r *Registry) render(ctx context.Context, t target) (text, mime string, err
 	if t.kind == kindList {
 		text, err = r.workspacesText(ctx)
 		return text, mimeMarkdown, err
+	}
+	// Every per-workspace resource, whatever serves it, needs a role in the
+	// workspace.
+	if err := r.store.Check(ctx, access.ActRead, workspacesDir+"/"+t.workspace); err != nil {
+		return "", "", err
 	}
 	if t.kind == KindArtifacts {
 		text, err = r.artifactsText(ctx, t.workspace)

@@ -61,6 +61,9 @@ func (r *Registry) handleView(ctx context.Context, req mcp.ReadResourceRequest) 
 		if !ok {
 			return nil, notFound(uri, "no view has this URI")
 		}
+		if err := r.mayRead(ctx, uri); err != nil {
+			return nil, err
+		}
 		v, err := r.refresher.View(ctx, ws, artifact)
 		if err != nil {
 			return nil, r.fail(uri, err)

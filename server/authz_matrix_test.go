@@ -244,7 +244,7 @@ var toolOps = []matrixOp{
 	{name: "tool memory_revert", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_revert","arguments":{"path":"/memories/x.md","commit":"abcd"}}`),
 		run: func(c *matrixCell) string {
 			ctx := context.Background()
-			hist, err := c.store.History(ctx, c.fixture, 1)
+			hist, err := c.store.History(ctx, c.fixture, &memstore.HistoryOptions{Limit: 1})
 			c.local(err)
 			_, err = c.store.StrReplace(ctx, c.fixture, c.term, "changed", nil)
 			c.local(err)
@@ -532,7 +532,7 @@ func TestAuthz_CommitAuthor(t *testing.T) {
 		if text, _, isErr := call(t, cs, "memory_create", map[string]any{"path": path, "file_text": "# Note\n\n- Written by " + p.user + ".\n"}); isErr {
 			t.Fatalf("%s: %s", p.name, text)
 		}
-		hist, err := m.store.History(context.Background(), path, 1)
+		hist, err := m.store.History(context.Background(), path, &memstore.HistoryOptions{Limit: 1})
 		if err != nil || len(hist) == 0 {
 			t.Fatalf("history: %v", err)
 		}

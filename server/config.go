@@ -24,14 +24,19 @@ type Config struct {
 	// fsync (default: flushed to stable storage, survives a power cut) or
 	// os (handed to the operating system: survives the process being
 	// killed, not a power cut; for tests and throwaway homes).
-	Durability string         `mapstructure:"durability" yaml:"durability"`
-	Log        LogConfig      `mapstructure:"log" yaml:"log"`
-	Limits     LimitsConfig   `mapstructure:"limits" yaml:"limits"`
-	Index      IndexConfig    `mapstructure:"index" yaml:"index"`
-	Embedder   EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
-	HTTP       HTTPConfig     `mapstructure:"http" yaml:"http"`
-	Profile    ProfileConfig  `mapstructure:"profile" yaml:"profile"`
-	Refresh    RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
+	Durability string `mapstructure:"durability" yaml:"durability"`
+	// ProposalThreshold is the confidence below which a write by someone
+	// who is not an owner of the workspace becomes a proposal for an owner
+	// to approve; 0 turns the confidence rule off (viewers' and inferred
+	// writes still become proposals).
+	ProposalThreshold float64        `mapstructure:"proposal_threshold" yaml:"proposal_threshold"`
+	Log               LogConfig      `mapstructure:"log" yaml:"log"`
+	Limits            LimitsConfig   `mapstructure:"limits" yaml:"limits"`
+	Index             IndexConfig    `mapstructure:"index" yaml:"index"`
+	Embedder          EmbedderConfig `mapstructure:"embedder" yaml:"embedder"`
+	HTTP              HTTPConfig     `mapstructure:"http" yaml:"http"`
+	Profile           ProfileConfig  `mapstructure:"profile" yaml:"profile"`
+	Refresh           RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
 }
 
 // RefreshConfig configures artifact refreshes. Connectors read what the
@@ -181,12 +186,13 @@ var memorySize = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
 // embedded SQLite index and the built-in embedder, no database to set up.
 func DefaultConfig() Config {
 	return Config{
-		Author:     "selmem",
-		Durability: "fsync",
-		Log:        LogConfig{Level: "info"},
-		Limits:     LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
-		Index:      IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
-		Embedder:   EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
+		Author:            "selmem",
+		Durability:        "fsync",
+		ProposalThreshold: 0.5,
+		Log:               LogConfig{Level: "info"},
+		Limits:            LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
+		Index:             IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
+		Embedder:          EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
 		HTTP: HTTPConfig{
 			ShutdownTimeout:   10 * time.Second,
 			MaxBodyBytes:      4 << 20,
@@ -216,6 +222,9 @@ func (c Config) Validate() error {
 	case "fsync", "os":
 	default:
 		bad("durability", "%q is not one of fsync, os", c.Durability)
+	}
+	if c.ProposalThreshold < 0 || c.ProposalThreshold > 1 {
+		bad("proposal_threshold", "%v is not between 0 and 1", c.ProposalThreshold)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

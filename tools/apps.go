@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/internal/mcpapps"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // NameShowArtifact is the tool that shows an artifact's current data in an
@@ -71,6 +72,9 @@ func ForClient(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 func (h *handlers) showArtifact(ctx context.Context, _ mcp.CallToolRequest, a ShowArtifactArgs) *mcp.CallToolResult {
 	if h.opts.Refresher == nil {
 		return mcp.NewToolResultError(errNoRefresher)
+	}
+	if res := h.may(ctx, NameShowArtifact, access.ActRead, a.Workspace); res != nil {
+		return res
 	}
 	v, err := h.opts.Refresher.View(ctx, a.Workspace, a.Artifact)
 	if err != nil {

@@ -91,12 +91,12 @@ type WriteOutput struct {
 	SHA    string `json:"sha" jsonschema:"The written file's new sha (pass it as expected_sha to a later edit); empty for deletes and directories."`
 }
 
-func (p Provenance) options(h *handlers, tool string, pre Precondition) *memstore.WriteOptions {
+func (p Provenance) options(ctx context.Context, h *handlers, tool string, pre Precondition) *memstore.WriteOptions {
 	src := p.Source
 	if src == "" {
 		src = h.opts.DefaultSource
 	}
-	return &memstore.WriteOptions{Tool: tool, Source: src, Confidence: p.Confidence, Author: h.opts.Author, ExpectedSHA: pre.ExpectedSHA}
+	return &memstore.WriteOptions{Tool: tool, Source: src, Confidence: p.Confidence, Author: h.author(ctx), ExpectedSHA: pre.ExpectedSHA}
 }
 
 func (h *handlers) memoryTools() []server.ServerTool {
@@ -210,26 +210,26 @@ func (h *handlers) written(tool string, r memstore.WriteResult, err error, paths
 }
 
 func (h *handlers) create(ctx context.Context, a CreateArgs) *mcp.CallToolResult {
-	r, err := h.store.Create(ctx, a.Path, a.FileText, a.options(h, NameCreate, a.Precondition))
+	r, err := h.store.Create(ctx, a.Path, a.FileText, a.options(ctx, h, NameCreate, a.Precondition))
 	return h.written(NameCreate, r, err, a.Path)
 }
 
 func (h *handlers) strReplace(ctx context.Context, a StrReplaceArgs) *mcp.CallToolResult {
-	r, err := h.store.StrReplace(ctx, a.Path, a.OldStr, a.NewStr, a.options(h, NameStrReplace, a.Precondition))
+	r, err := h.store.StrReplace(ctx, a.Path, a.OldStr, a.NewStr, a.options(ctx, h, NameStrReplace, a.Precondition))
 	return h.written(NameStrReplace, r, err, a.Path)
 }
 
 func (h *handlers) insert(ctx context.Context, a InsertArgs) *mcp.CallToolResult {
-	r, err := h.store.Insert(ctx, a.Path, a.InsertLine, a.InsertText, a.options(h, NameInsert, a.Precondition))
+	r, err := h.store.Insert(ctx, a.Path, a.InsertLine, a.InsertText, a.options(ctx, h, NameInsert, a.Precondition))
 	return h.written(NameInsert, r, err, a.Path)
 }
 
 func (h *handlers) delete(ctx context.Context, a DeleteArgs) *mcp.CallToolResult {
-	r, err := h.store.Delete(ctx, a.Path, a.options(h, NameDelete, a.Precondition))
+	r, err := h.store.Delete(ctx, a.Path, a.options(ctx, h, NameDelete, a.Precondition))
 	return h.written(NameDelete, r, err, a.Path)
 }
 
 func (h *handlers) rename(ctx context.Context, a RenameArgs) *mcp.CallToolResult {
-	r, err := h.store.Rename(ctx, a.OldPath, a.NewPath, a.options(h, NameRename, a.Precondition))
+	r, err := h.store.Rename(ctx, a.OldPath, a.NewPath, a.options(ctx, h, NameRename, a.Precondition))
 	return h.written(NameRename, r, err, a.OldPath, a.NewPath)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
 )
@@ -98,6 +99,9 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	if err := schemas.CheckName(a.Name); err != nil {
 		return h.fail(NameProfileSource, err)
 	}
+	if res := h.may(ctx, NameProfileSource, access.ActWrite, a.Workspace); res != nil {
+		return res
+	}
 	if a.BudgetTokens < 0 {
 		return mcp.NewToolResultError(fmt.Sprintf("Error: budget_tokens %d is negative. Give a number of tokens, or leave it out for the default.", a.BudgetTokens))
 	}
@@ -119,7 +123,7 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	if err != nil {
 		return h.sourceFailed(ctx, NameProfileSource, "profiled", err)
 	}
-	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.opts.Author}
+	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.author(ctx)}
 	res, err := schemas.Save(ctx, h.store, a.Workspace, a.Name, tp, connector, a.BudgetTokens, w)
 	if err != nil {
 		return h.fail(NameProfileSource, err)

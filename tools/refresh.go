@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/refresh"
 )
 
@@ -114,6 +115,9 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 	if h.opts.Refresher == nil {
 		return mcp.NewToolResultError(errNoRefresher)
 	}
+	if res := h.may(ctx, NameRefreshArtifact, access.ActWrite, a.Workspace); res != nil {
+		return res
+	}
 	res, err := h.opts.Refresher.Refresh(ctx, refresh.Request{Workspace: a.Workspace, Artifact: a.Artifact, Source: a.Source, Rebind: a.Rebind, Trigger: "tool"})
 	out := RefreshArtifactOutput{Columns: []ArtifactColumn{}, ColumnsAdded: []string{}, Missing: []string{}, TypeChanges: []ArtifactTypeChange{}, Warnings: []string{}, Lint: []string{}}
 	var inc *refresh.IncompatibleError
@@ -160,6 +164,9 @@ func (h *handlers) refreshArtifact(ctx context.Context, _ mcp.CallToolRequest, a
 func (h *handlers) queryArtifactData(ctx context.Context, _ mcp.CallToolRequest, a QueryArtifactDataArgs) *mcp.CallToolResult {
 	if h.opts.Refresher == nil {
 		return mcp.NewToolResultError(errNoRefresher)
+	}
+	if res := h.may(ctx, NameQueryArtifactData, access.ActRead, a.Workspace); res != nil {
+		return res
 	}
 	res, err := h.opts.Refresher.Query(ctx, a.Workspace, a.Artifact, a.SQL, refresh.QueryLimits{})
 	if err != nil {

@@ -46,8 +46,9 @@ type SearchOutput struct {
 
 // HistoryArgs are memory_history's arguments.
 type HistoryArgs struct {
-	Path  string `json:"path,omitempty" jsonschema:"File or directory whose history to list, under /memories; default /memories (every commit)."`
-	Limit int    `json:"limit,omitempty" jsonschema:"Number of commits to return, newest first, 1 to 200; default 20."`
+	Path   string `json:"path,omitempty" jsonschema:"File or directory whose history to list, under /memories; default /memories (every commit)."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"Number of commits to return, newest first, 1 to 200; default 20."`
+	Author string `json:"author,omitempty" jsonschema:"Only commits made by this principal (exact user name). An org admin sees every commit of the author; others see only commits touching what they may read."`
 }
 
 // HistoryCommit is one commit of memory_history's structured output.
@@ -150,7 +151,7 @@ func (h *handlers) history(ctx context.Context, a HistoryArgs) *mcp.CallToolResu
 	if p == "" {
 		p = memstore.Root
 	}
-	commits, err := h.store.History(ctx, p, a.Limit)
+	commits, err := h.store.History(ctx, p, &memstore.HistoryOptions{Limit: a.Limit, Author: a.Author})
 	if err != nil {
 		return h.fail(NameHistory, err)
 	}
@@ -177,6 +178,6 @@ func (h *handlers) history(ctx context.Context, a HistoryArgs) *mcp.CallToolResu
 }
 
 func (h *handlers) revert(ctx context.Context, a RevertArgs) *mcp.CallToolResult {
-	r, err := h.store.Revert(ctx, a.Path, a.Commit, a.options(h, NameRevert, Precondition{}))
+	r, err := h.store.Revert(ctx, a.Path, a.Commit, a.options(ctx, h, NameRevert, Precondition{}))
 	return h.written(NameRevert, r, err, a.Path)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/refresh"
 )
@@ -115,6 +116,33 @@ func (h *handlers) fail(tool string, err error) *mcp.CallToolResult {
 	h.log.Error("tool failed", logKeyTool, tool, logKeyErr, err)
 	return mcp.NewToolResultError(fmt.Sprintf(
 		"Error: %s failed inside the memory server; the details are in the server's log. Retry once; if it fails again, tell the user the memory server needs attention.", tool))
+}
+
+// author is the principal a write records: the authenticated principal
+// the request acts for, else the configured author (the store records the
+// authenticated principal whatever is passed; this keeps the two in step).
+func (h *handlers) author(ctx context.Context) string {
+	if p, ok := access.FromContext(ctx); ok && !p.IsLocal() {
+		return p.User
+	}
+	return h.opts.Author
+}
+
+// workspaceDir is the memory path of workspace ws.
+func workspaceDir(ws string) string { return memstore.Root + "/workspaces/" + ws }
+
+// may checks, before work that does not go through the store's own checks
+// at once (profiling a source, refreshing or querying an artifact), that
+// the principal in ctx may do act in workspace ws; it returns the tool's
+// error result, or nil.
+func (h *handlers) may(ctx context.Context, tool string, act access.Action, ws string) *mcp.CallToolResult {
+	if ws == "" || h.store == nil {
+		return nil // the tool's own validation answers
+	}
+	if err := h.store.Check(ctx, act, workspaceDir(ws)); err != nil {
+		return h.fail(tool, err)
+	}
+	return nil
 }
 
 // changed reports the paths an accepted write touched, canonicalised the way

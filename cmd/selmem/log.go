@@ -6,11 +6,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/selmem/selmem/memstore"
 )
 
 func (a *app) logCommand() *cobra.Command {
 	var limit int
 	var asJSON bool
+	var author string
 	cmd := &cobra.Command{
 		Use:   "log [PATH]",
 		Short: "List the commits that changed PATH (or all), newest first, with provenance",
@@ -21,7 +24,7 @@ func (a *app) logCommand() *cobra.Command {
 				p = memPath(argv[0])
 			}
 			return a.withStore(cmd.Context(), func(s *openedStore) error {
-				commits, err := s.History(cmd.Context(), p, limit)
+				commits, err := s.History(cmd.Context(), p, &memstore.HistoryOptions{Limit: limit, Author: author})
 				if err != nil {
 					return err
 				}
@@ -48,5 +51,6 @@ func (a *app) logCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 20, "number of commits")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&author, "author", "", "only commits by this author (exact name)")
 	return cmd
 }

@@ -58,6 +58,8 @@ func TestCLI(t *testing.T) {
 		{name: "search json", args: []string{"search", "fiscal", "--json", "--limit", "1"}, code: exitOK,
 			stdout: `"path": "/memories/workspaces/fin/task.md"`},
 		{name: "log", args: []string{"log", "workspaces/fin/task.md"}, code: exitOK, stdout: "Tool: cli insert, Source: user_confirmed"},
+		{name: "log by author", args: []string{"log", "--author", "selmem", "workspaces/fin/task.md"}, code: exitOK, stdout: "selmem insert workspaces/fin/task.md"},
+		{name: "log by another author", args: []string{"log", "--author", "nobody"}, code: exitOK, noStdout: true},
 		{name: "rename", args: []string{"rename", "workspaces/fin", "workspaces/finance"}, code: exitOK,
 			stdout: "Successfully renamed /memories/workspaces/fin to /memories/workspaces/finance"},
 		{name: "delete", args: []string{"delete", "workspaces/finance/task.md"}, code: exitOK, stdout: "Successfully deleted"},

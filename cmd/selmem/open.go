@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +121,9 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
 		Durability: memstore.Durability(a.cfg.Durability),
+		Policy:     a.cfg.HTTP.Auth.Policy(),
+		// memstore reads 0 as its default and a negative value as off.
+		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),
 		// A search by the owner of an open draft ranks the draft's files
 		// in a throwaway embedded index.
 		ScratchIndex: func(dir string) (memstore.Index, error) {

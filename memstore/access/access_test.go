@@ -42,6 +42,8 @@ func TestPolicyCheck(t *testing.T) {
 		{"steward publishes", steward, ActPublish, ws, true},
 		{"viewer reads", viewer, ActRead, ws, true},
 		{"viewer loads", viewer, ActLoad, ws, true},
+		{"steward cannot delete the workspace", steward, ActDeleteWorkspace, "/memories/workspaces/sales", false},
+		{"owner deletes the workspace", owner, ActDeleteWorkspace, "/memories/workspaces/sales", true},
 		{"viewer cannot write", viewer, ActWrite, ws, false},
 		{"other cannot read", other, ActRead, ws, false},
 		{"other reads nothing of a workspace without ACL", other, ActRead, other2, false},

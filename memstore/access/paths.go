@@ -64,19 +64,20 @@ type Action int
 
 // Actions.
 const (
-	ActRead    Action = iota // read, list, search, history
-	ActWrite                 // create, edit, delete, rename, revert
-	ActSetACL                // change the acl: of workspace.yaml
-	ActPublish               // publish a draft onto the workspace
-	ActApprove               // approve or reject a proposal, tag a template
-	ActLoad                  // load the workspace as a template into one's own
+	ActRead            Action = iota // read, list, search, history
+	ActWrite                         // create, edit, delete, rename, revert
+	ActSetACL                        // change the acl: of workspace.yaml
+	ActPublish                       // publish a draft onto the workspace
+	ActApprove                       // approve or reject a proposal, tag a template
+	ActLoad                          // load the workspace as a template into one's own
+	ActDeleteWorkspace               // delete a workspace's directory as a whole
 	actionCount
 )
 
-var actionWords = [actionCount]string{"read", "write", "change the ACL of", "publish to", "approve changes to", "load"}
+var actionWords = [actionCount]string{"read", "write", "change the ACL of", "publish to", "approve changes to", "load", "delete the workspace at"}
 
 // need is the least role each action needs in a workspace.
-var need = [actionCount]Role{RoleViewer, RoleSteward, RoleOwner, RoleSteward, RoleOwner, RoleViewer}
+var need = [actionCount]Role{RoleViewer, RoleSteward, RoleOwner, RoleSteward, RoleOwner, RoleViewer, RoleOwner}
 
 // ACLSource returns the ACL of a workspace; a workspace without one (or
 // that does not exist) has the empty ACL.

@@ -1,0 +1,83 @@
+package resources_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestAccess serves the fixture with ana as owner and vic as viewer of
+// sales, to ana, vic and otto (no role).
+func TestAccess(t *testing.T) {
+	for _, protocol := range []string{legacy, ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) { testAccess(t, protocol) })
+	}
+}
+
+func testAccess(t *testing.T, protocol string) {
+	files := maps.Clone(fixture)
+	files["/memories/workspaces/sales/workspace.yaml"] = strings.Replace(files["/memories/workspaces/sales/workspace.yaml"],
+		"owners: [ana]", "owners: [ana]\n  viewers: [vic]", 1)
+	h, url := serve(t, files)
+	ctx := context.Background()
+	const taskURI = "memory://workspaces/sales/task"
+	ana, anaEv := connect(t, url, protocol, "ana")
+	vic, vicEv := connect(t, url, protocol, "vic")
+	otto, ottoEv := connect(t, url, protocol, "otto")
+
+	// otto has no role: the listing leaves sales out, reads and
+	// subscriptions are refused with the role needed.
+	list, err := otto.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(list.Resources, func(r *sdk.Resource) bool { return strings.Contains(r.URI, "/sales/") }); i >= 0 {
+		t.Errorf("otto's resource list shows %s", list.Resources[i].URI)
+	}
+	if _, err := otto.ReadResource(ctx, &sdk.ReadResourceParams{URI: taskURI}); err == nil || !strings.Contains(err.Error(), "it needs a viewer of workspace sales") {
+		t.Errorf("otto reads the task: %v", err)
+	}
+	if _, err := otto.GetPrompt(ctx, &sdk.GetPromptParams{Name: "start_session", Arguments: map[string]string{"workspace": "sales"}}); err == nil {
+		t.Error("otto gets the session context of sales")
+	}
+	// resources/subscribe is refused with the role needed; the go-sdk opens
+	// a subscriptions/listen stream in the background instead, whose
+	// refusal it does not return: no notification reaches otto either way.
+	err = otto.Subscribe(ctx, &sdk.SubscribeParams{URI: taskURI})
+	if protocol == legacy && (err == nil || !strings.Contains(err.Error(), "it needs a viewer")) {
+		t.Errorf("otto subscribes to the task: %v", err)
+	}
+	res, err := vic.ReadResource(ctx, &sdk.ReadResourceParams{URI: taskURI})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "Revenue") {
+		t.Fatalf("vic reads the task: %v", err)
+	}
+
+	// ana and vic subscribe; the owner then removes vic: only ana hears of
+	// the next change.
+	for _, c := range []*sdk.ClientSession{ana, vic} {
+		if err := c.Subscribe(ctx, &sdk.SubscribeParams{URI: taskURI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.store.StrReplace(ctx, "/memories/workspaces/sales/workspace.yaml", "\n  viewers: [vic]", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.StrReplace(ctx, "/memories/workspaces/sales/task.md", "net of refunds", "net of refunds and fees", nil); err != nil {
+		t.Fatal(err)
+	}
+	h.reg.Changed([]string{"/memories/workspaces/sales/task.md"})
+	anaEv.waitFor(t, "resources/updated for ana", func(e *events) bool { return slices.Contains(e.updated, taskURI) })
+	time.Sleep(100 * time.Millisecond) // vic's notification, were it sent, would have arrived
+	for who, ev := range map[string]*events{"vic, no longer a viewer,": vicEv, "otto": ottoEv} {
+		ev.mu.Lock()
+		if slices.Contains(ev.updated, taskURI) {
+			t.Errorf("%s was told of the change", who)
+		}
+		ev.mu.Unlock()
+	}
+}
