@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 )
 
@@ -136,7 +137,7 @@ func (v *vocab) queries(seed uint64, n int, emb *embedder.Builtin) []memstore.Qu
 			k := r.IntN(len(ws))
 			ws[k] = typo(r, ws[k])
 		}
-		q := memstore.Query{Text: strings.Join(ws, " "), Limit: 10}
+		q := memstore.Query{Filter: access.Filter{All: true}, Text: strings.Join(ws, " "), Limit: 10}
 		if i%4 == 3 {
 			q.Workspace = fmt.Sprintf("ws%d", r.IntN(workspaces))
 		}

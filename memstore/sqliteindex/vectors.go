@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // never marks an absent invalid_at or expires_at in memory.
@@ -40,6 +41,7 @@ type vecRow struct {
 	path                 string
 	seq                  int
 	workspace, scope, ty int32
+	zone                 int32 // interned access.ZoneOf(path), -1 for access.ZoneOpen
 	invalidAt, expiresAt int64 // Unix nanoseconds, never when absent
 	dead                 bool
 }
@@ -132,6 +134,7 @@ func readRows(ctx context.Context, db *sql.DB, s *vecStore) error {
 			return err
 		}
 		r.workspace, r.scope, r.ty = s.intern(ws), s.intern(scope), s.intern(ty)
+		r.zone = s.zone(r.path)
 		r.invalidAt, r.expiresAt = orNever(invalidAt), orNever(expiresAt)
 		s.appendRow(r)
 		s.lex.add(fieldsOf(heading, context, string(text)))
@@ -209,6 +212,15 @@ func (s *vecStore) intern(name string) int32 {
 	return n
 }
 
+// zone returns the interned access zone of path, -1 for the open zone.
+func (s *vecStore) zone(path string) int32 {
+	z := access.ZoneOf(path)
+	if z == access.ZoneOpen {
+		return -1
+	}
+	return s.intern(z)
+}
+
 // find returns the index of the row of chunk id, or -1, searching from row
 // from on when that row's id is not above id. Rows are in id order (ids only
 // grow, and compaction keeps the order), and a full-text query visits ids in
@@ -257,6 +269,7 @@ func (s *vecStore) add(id int64, c *memstore.Chunk) {
 		workspace: s.intern(c.Workspace),
 		scope:     s.intern(c.Scope),
 		ty:        s.intern(c.Type),
+		zone:      s.zone(c.Path),
 		invalidAt: nanosOrNever(c.InvalidAt),
 		expiresAt: nanosOrNever(c.ExpiresAt),
 	})
@@ -341,11 +354,23 @@ type vecFilter struct {
 	anyType          bool
 	now              int64
 	includeInvalid   bool
+	allZones         bool   // the access filter lets every zone through
+	zones            []bool // by interned zone: the access filter lets it through
 }
 
 // filter translates q's filters; ok is false when no row can match.
 func (s *vecStore) filter(q *memstore.Query) (f vecFilter, ok bool) {
 	f = vecFilter{workspace: -1, scope: -1, anyType: len(q.Types) == 0, now: unixNanos(q.Now), includeInvalid: q.IncludeInvalid}
+	zones, all := q.Filter.Zones()
+	f.allZones = all
+	if !all {
+		f.zones = make([]bool, len(s.names))
+		for _, z := range zones {
+			if n, ok := s.names[z]; ok {
+				f.zones[n] = true
+			}
+		}
+	}
 	if q.Workspace != "" {
 		if f.workspace, ok = s.names[q.Workspace]; !ok {
 			return f, false
@@ -364,9 +389,15 @@ func (s *vecStore) filter(q *memstore.Query) (f vecFilter, ok bool) {
 	return f, f.anyType || len(f.types) > 0
 }
 
+// readable reports whether the access filter lets row r through. Rows it
+// withholds are never candidates, and count for nothing a query decides.
+func (f *vecFilter) readable(r *vecRow) bool {
+	return f.allZones || r.zone < 0 || int(r.zone) < len(f.zones) && f.zones[r.zone]
+}
+
 // match reports whether row r passes f.
 func (f *vecFilter) match(r *vecRow) bool {
-	return !r.dead &&
+	return !r.dead && f.readable(r) &&
 		(f.workspace < 0 || r.workspace == f.workspace) &&
 		(f.scope < 0 || r.scope == f.scope) &&
 		(f.anyType || slices.Contains(f.types, r.ty)) &&
