@@ -42,6 +42,8 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"HostileQueries", testHostileQueries},
 		{"ConcurrentSearchDuringReplace", testConcurrent},
 		{"DeterministicTies", testTies},
+		{"AccessFilter", testAccessFilter},
+		{"AccessLeakage", testAccessLeakage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
