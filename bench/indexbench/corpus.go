@@ -14,14 +14,17 @@ import (
 )
 
 // Corpus shape: files of chunksPerFile chunks of about chunkWords words,
-// spread over workspaces.
+// spread over workspaces (the -workspaces flag).
 const (
 	chunksPerFile = 5
 	chunkWords    = 60
-	workspaces    = 10
 	vocabSize     = 4000
 	zipfS         = 1.07
 )
+
+// workspaces is the number of workspaces the files are spread over, round
+// robin.
+var workspaces = 10
 
 // stopWords lead the vocabulary, so the most frequent words are English
 // function words, as in real notes.
