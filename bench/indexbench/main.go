@@ -316,6 +316,14 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 		}
 		plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
 		fmt.Fprintf(out, "\nEXPLAIN (ANALYZE, BUFFERS) of the hybrid search for %q (vector literals elided):\n%s\n", q.Text, plan)
+		if cfg.readable > 0 {
+			q.Workspace, q.Filter = "", readableFilter(cfg.readable)
+			if plan, err = b.explain(ctx, q); err != nil {
+				return nil, nil, fmt.Errorf("explain: %w", err)
+			}
+			plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
+			fmt.Fprintf(out, "\nthe same for a principal allowed %d of the workspaces:\n%s\n", cfg.readable, plan)
+		}
 	}
 	return res, hits, nil
 }

@@ -61,6 +61,14 @@ func testAccessFilter(t *testing.T, s *suite) {
 	mis.Workspace = "sales"
 	s.put(t, mis)
 	everything := []string{pOther, pOrg, pOtto, pVic, pFinance, pMislabelled, pHR, pSales}
+	// Many workspaces nobody but the unrestricted principal reads, so that
+	// a filter lets through a small share of the chunks, as in a large
+	// organisation.
+	for i := range 40 {
+		p := fmt.Sprintf("/memories/workspaces/team%02d/ledger.md", i)
+		s.put(t, s.area(t, p, "The quarterly ledger is closed on the fifth working day."))
+		everything = append(everything, p)
+	}
 	tests := []struct {
 		name      string
 		filter    access.Filter
@@ -81,6 +89,7 @@ func testAccessFilter(t *testing.T, s *suite) {
 		for _, tt := range tests {
 			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
 				q := s.modeQuery(t, "quarterly ledger", mode.text, mode.vect)
+				q.Limit = 100
 				q.Filter, q.Workspace = tt.filter, tt.workspace
 				want := slices.Sorted(slices.Values(tt.want))
 				if diff := cmp.Diff(want, pathSet(s.search(t, q))); diff != "" {

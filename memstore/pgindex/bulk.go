@@ -178,7 +178,7 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 
 const (
 	createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_postings (term, impact DESC, chunk_id)`
-	createZoneIndexSQL = `CREATE INDEX IF NOT EXISTS ` + zoneIndexName + ` ON selmem_postings (term, zone, impact DESC, chunk_id)`
+	createZoneIndexSQL = `CREATE INDEX IF NOT EXISTS ` + zoneIndexName + ` ON selmem_postings (zone, term, impact DESC, chunk_id)`
 )
 
 // createVectorIndexSQL is the DDL of the HNSW index with the configured

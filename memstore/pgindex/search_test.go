@@ -355,9 +355,16 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 	tests := []struct {
 		name string
 		q    memstore.Query
+		want []string
 	}{
-		{"unfiltered", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 uniq4567", Vector: randVec(99, dim)}},
-		{"workspace filter", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 revenue", Vector: randVec(98, dim), Workspace: "ws3"}},
+		{"unfiltered", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 uniq4567", Vector: randVec(99, dim)},
+			[]string{textIndexName, vectorIndexName}},
+		{"workspace filter", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 revenue", Vector: randVec(98, dim), Workspace: "ws3"},
+			[]string{textIndexName, vectorIndexName}},
+		// A principal who may read one workspace in eight: the postings
+		// are read zone by zone.
+		{"access filter", memstore.Query{Filter: access.Filter{Workspaces: []string{"ws3"}, User: "vic"}, Text: "uniq123 revenue", Vector: randVec(97, dim)},
+			[]string{zoneIndexName}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -365,7 +372,7 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 			used := map[string]bool{}
 			planIndexes(plan, used)
 			t.Logf("indexes used: %v", used)
-			for _, want := range []string{textIndexName, vectorIndexName} {
+			for _, want := range tt.want {
 				if !used[want] {
 					b, _ := json.MarshalIndent(plan, "", " ")
 					t.Errorf("plan does not use %s; indexes used: %v\n%s", want, used, b)

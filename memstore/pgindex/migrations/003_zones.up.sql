@@ -14,5 +14,7 @@ CREATE INDEX selmem_chunks_zone_idx ON selmem_chunks (zone);
 
 ALTER TABLE selmem_postings ADD COLUMN zone text NOT NULL DEFAULT '';
 -- A filtered search reads a term's postings zone by zone: whether a
--- readable chunk holds the term, and the readable candidates.
-CREATE INDEX selmem_postings_zone_idx ON selmem_postings (term, zone, impact DESC, chunk_id);
+-- readable chunk holds the term, and the readable candidates. The zone
+-- leads, so that unfiltered searches keep to the impact index, whose
+-- order lets them stop early.
+CREATE INDEX selmem_postings_zone_idx ON selmem_postings (zone, term, impact DESC, chunk_id);
