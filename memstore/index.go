@@ -3,6 +3,8 @@ package memstore
 import (
 	"context"
 	"time"
+
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // Scopes of a memory path, derived from its first path element.
@@ -53,6 +55,16 @@ func (c *Chunk) Valid(now time.Time) bool {
 
 // Query is a hybrid search request. Text drives full-text ranking, Vector the
 // semantic ranking; either may be empty. Filters apply to both rankings.
+//
+// Filter is what the searching principal may read. Backends apply it
+// inside their queries, to every step that picks chunks or terms (the
+// candidates of both rankings, neighbours, which query words count as
+// known, typo expansion), before ranking and limit, so that nothing a
+// principal cannot read shows in the hits, their number or their order
+// beyond what global term statistics imply. The zero Filter is the safe
+// one: it lets through only chunks outside workspaces/ and users/ (org
+// and other paths). Set Filter.All for an unrestricted search; the store
+// always sets the filter from the context's principal.
 type Query struct {
 	Text           string
 	Vector         []float32
@@ -67,6 +79,7 @@ type Query struct {
 	// Text, a chunk is a hit only when its vector similarity to Vector is
 	// at least this.
 	MinSimilarity float64
+	Filter        access.Filter // what the principal may read; the zero value: org and other paths only
 }
 
 // Hit is one fused search result. Embedding is not filled in.

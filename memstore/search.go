@@ -34,7 +34,9 @@ type SearchResult struct {
 // and vectors fused as Ranking says, without the chunks below the relevance
 // floor, so a query that matches nothing finds nothing. When the primary index is
 // unreachable and a fallback is configured, the fallback answers and the
-// result says so. Hits carry virtual paths.
+// result says so. Hits carry virtual paths. Only what the context's
+// principal may read is searched (ReadableFilter): the index filters
+// inside its query, before ranking and limit.
 func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
 	if len(s.mirrors) == 0 {
 		return SearchResult{}, errNoIndex
@@ -56,6 +58,11 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
 			Hint: "Use one of org, user, workspace, other, or leave it out."}
 	}
+	// What the principal may read, applied inside the index's query.
+	filter, err := s.ReadableFilter(ctx)
+	if err != nil {
+		return SearchResult{}, fmt.Errorf("search: %w", err)
+	}
 	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("embed query: %w", err)
@@ -70,6 +77,7 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 		Now:            s.now(),
 		Limit:          req.Limit,
 		MinSimilarity:  s.opts.MinSimilarity,
+		Filter:         filter,
 	}
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()

@@ -9,18 +9,22 @@ import (
 	"sync"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 )
 
 // Corpus shape: files of chunksPerFile chunks of about chunkWords words,
-// spread over workspaces.
+// spread over workspaces (the -workspaces flag).
 const (
 	chunksPerFile = 5
 	chunkWords    = 60
-	workspaces    = 10
 	vocabSize     = 4000
 	zipfS         = 1.07
 )
+
+// workspaces is the number of workspaces the files are spread over, round
+// robin.
+var workspaces = 10
 
 // stopWords lead the vocabulary, so the most frequent words are English
 // function words, as in real notes.
@@ -136,7 +140,7 @@ func (v *vocab) queries(seed uint64, n int, emb *embedder.Builtin) []memstore.Qu
 			k := r.IntN(len(ws))
 			ws[k] = typo(r, ws[k])
 		}
-		q := memstore.Query{Text: strings.Join(ws, " "), Limit: 10}
+		q := memstore.Query{Filter: access.Filter{All: true}, Text: strings.Join(ws, " "), Limit: 10}
 		if i%4 == 3 {
 			q.Workspace = fmt.Sprintf("ws%d", r.IntN(workspaces))
 		}

@@ -20,6 +20,13 @@
 // query and mode, averaged over the queries (a query with no hits in the
 // reference counts as 1).
 //
+// With -readable N it also compares, in the same process and on the same
+// queries (without their workspace restriction), the search of a principal
+// allowed N of the workspaces (memstore.Query.Filter) with an unfiltered
+// one, the two run in alternating order:
+//
+//	go run ./bench/indexbench -chunks 100000 -workspaces 1000 -readable 10
+//
 // Without -dsn, Postgres runs in a throwaway cluster (internal/pgtest)
 // removed on exit. Logs go to stderr; the report to stdout.
 package main
@@ -63,6 +70,8 @@ type config struct {
 	verbose    bool
 	slowest    int
 	reuse      bool
+	readable   int
+	aclRounds  int
 }
 
 func main() {
@@ -87,12 +96,19 @@ func main() {
 	flag.BoolVar(&cfg.verbose, "v", false, "log progress to stderr")
 	flag.BoolVar(&cfg.reuse, "reuse", false, "with -dsn: search the corpus an earlier run with the same -chunks and -seed loaded, without loading it again")
 	flag.IntVar(&cfg.slowest, "slowest", 0, "print the N slowest queries of each mode, with their latencies")
+	flag.IntVar(&workspaces, "workspaces", 10, "number of workspaces the files are spread over")
+	flag.IntVar(&cfg.readable, "readable", 0, "also measure a principal allowed this many of the workspaces against an unfiltered search (0: do not)")
+	flag.IntVar(&cfg.aclRounds, "acl-rounds", 3, "with -readable: passes over the queries, each query run filtered and unfiltered in turn")
 	var variants string
 	flag.StringVar(&variants, "pg-variants", "", "extra Postgres search settings to measure on the same data, e.g. ef=40,ef=400,pool=4000")
 	flag.Parse()
 	cfg.backends = strings.Split(backends, ",")
 	if variants != "" {
 		cfg.variants = strings.Split(variants, ",")
+	}
+	if workspaces < 1 || cfg.readable > workspaces {
+		fmt.Fprintln(os.Stderr, "indexbench: -workspaces must be positive and at least -readable")
+		os.Exit(2)
 	}
 	if cfg.truth <= 0 || cfg.truth > cfg.queries {
 		cfg.truth = cfg.queries
@@ -170,6 +186,7 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	fmt.Fprintf(out, "exact vector ground truth in %v\n", time.Since(start).Round(time.Millisecond))
 
 	results := map[string]map[string]result{}
+	acls := map[string][]aclResult{}
 	var names []string
 	// The embedded index ranks exactly (every posting, every vector): it is
 	// the reference Postgres is compared with, so it runs first.
@@ -195,6 +212,9 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		res, hits, err := measure(ctx, cfg, out, log, b, cs, qs, warm, vecTruth, ref)
+		if err == nil && cfg.readable > 0 {
+			acls[name], err = measureACL(ctx, cfg, b.ix, qs)
+		}
 		if cerr := b.close(); err == nil && cerr != nil {
 			err = cerr
 		}
@@ -226,6 +246,9 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	}
 	fmt.Fprintln(out, "recall@10: sqlite against exact cosine for vector, 1 by definition otherwise (it scores every posting);")
 	fmt.Fprintln(out, "postgres: overlap of its top 10 with sqlite's top 10 for the same query and mode")
+	if cfg.readable > 0 {
+		printACL(out, cfg, names, acls)
+	}
 	return nil
 }
 
@@ -293,6 +316,14 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 		}
 		plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
 		fmt.Fprintf(out, "\nEXPLAIN (ANALYZE, BUFFERS) of the hybrid search for %q (vector literals elided):\n%s\n", q.Text, plan)
+		if cfg.readable > 0 {
+			q.Workspace, q.Filter = "", readableFilter(cfg.readable)
+			if plan, err = b.explain(ctx, q); err != nil {
+				return nil, nil, fmt.Errorf("explain: %w", err)
+			}
+			plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
+			fmt.Fprintf(out, "\nthe same for a principal allowed %d of the workspaces:\n%s\n", cfg.readable, plan)
+		}
 	}
 	return res, hits, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
@@ -45,7 +46,7 @@ func openSQLite(cfg config, log *slog.Logger) (*backend, error) {
 		in.add("ReplaceMany (%d-chunk batches, as a rebuild writes): %s", cfg.batch, rate(len(cs), time.Since(start)))
 		// The first vector search loads the vectors into memory.
 		start = time.Now()
-		if _, err := ix.Search(ctx, memstore.Query{Vector: cs[0].Embedding}); err != nil {
+		if _, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: cs[0].Embedding}); err != nil {
 			return in, err
 		}
 		in.add("first vector search (loads vectors): %v", time.Since(start).Round(time.Millisecond))

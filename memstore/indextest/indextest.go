@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 )
 
@@ -41,6 +42,8 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"HostileQueries", testHostileQueries},
 		{"ConcurrentSearchDuringReplace", testConcurrent},
 		{"DeterministicTies", testTies},
+		{"AccessFilter", testAccessFilter},
+		{"AccessLeakage", testAccessLeakage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +142,7 @@ func (s *suite) putTexts(t *testing.T, texts ...string) []string {
 // embedder's relevance floor.
 func (s *suite) hybrid(t *testing.T, text string) memstore.Query {
 	t.Helper()
-	return memstore.Query{Text: text, Vector: s.vector(t, text), MinSimilarity: s.emb.SimilarityFloor()}
+	return memstore.Query{Filter: access.Filter{All: true}, Text: text, Vector: s.vector(t, text), MinSimilarity: s.emb.SimilarityFloor()}
 }
 
 // search runs q and fails the test on error.
@@ -242,7 +245,7 @@ var queryModes = []struct {
 // modeQuery returns the query for text in a mode.
 func (s *suite) modeQuery(t *testing.T, text string, withText, withVector bool) memstore.Query {
 	t.Helper()
-	var q memstore.Query
+	q := memstore.Query{Filter: access.Filter{All: true}}
 	if withText {
 		q.Text = text
 	}
@@ -348,7 +351,7 @@ func testReplace(t *testing.T, s *suite) {
 	const p = "/memories/workspaces/sales/task.md"
 	textHits := func(text string) []string {
 		t.Helper()
-		return keys(s.search(t, memstore.Query{Text: text, Limit: 100}))
+		return keys(s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: text, Limit: 100}))
 	}
 	s.put(t, s.chunk(t, p, 0, "Alpha rule: old wording."), s.chunk(t, p, 1, "Gamma rule: second section."))
 	if got, want := textHits("alpha"), []string{p + "#0"}; !slices.Equal(got, want) {
@@ -409,11 +412,11 @@ func testReplaceMany(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatalf("ReplaceMany: %v", err)
 	}
-	vectorOnly := memstore.Query{Vector: s.vector(t, "epsilon discounts cap"), Limit: 10}
+	vectorOnly := memstore.Query{Filter: access.Filter{All: true}, Vector: s.vector(t, "epsilon discounts cap"), Limit: 10}
 	if got, want := keys(s.search(t, vectorOnly)), []string{c + "#0"}; !slices.Equal(got, want) {
 		t.Errorf("after the second batch: vector hits %v, want %v", got, want)
 	}
-	if got := keys(s.search(t, memstore.Query{Text: "alpha delta gamma", Limit: 10})); len(got) != 0 {
+	if got := keys(s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "alpha delta gamma", Limit: 10})); len(got) != 0 {
 		t.Errorf("after the second batch: replaced text still found: %v", got)
 	}
 
@@ -426,7 +429,7 @@ func testReplaceMany(t *testing.T, s *suite) {
 	if !errors.Is(err, memstore.ErrInvalid) {
 		t.Errorf("batch with a chunk of another path: %v, want ErrInvalid", err)
 	}
-	if got := keys(s.search(t, memstore.Query{Text: "zeta", Limit: 10})); len(got) != 0 {
+	if got := keys(s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "zeta", Limit: 10})); len(got) != 0 {
 		t.Errorf("a refused batch wrote %v", got)
 	}
 	if got, want := keys(s.search(t, vectorOnly)), []string{c + "#0"}; !slices.Equal(got, want) {
@@ -464,7 +467,7 @@ func testDeletePath(t *testing.T, s *suite) {
 			for _, p := range tt.want {
 				want = append(want, root+p)
 			}
-			got := pathSet(s.search(t, memstore.Query{Text: "memo", Limit: 100}))
+			got := pathSet(s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "memo", Limit: 100}))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("paths after DeletePath(%q) (-want +got):\n%s", tt.delete, diff)
 			}
@@ -503,7 +506,7 @@ func testReset(t *testing.T, s *suite) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("State after Reset (-want +got):\n%s", diff)
 	}
-	if hits := s.search(t, memstore.Query{Text: "retention policy"}); len(hits) != 0 {
+	if hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "retention policy"}); len(hits) != 0 {
 		t.Errorf("after Reset: hits %v, want none", keys(hits))
 	}
 
@@ -513,7 +516,7 @@ func testReset(t *testing.T, s *suite) {
 	if err := s.idx.Replace(ctx, c.Path, []memstore.Chunk{c}); err != nil {
 		t.Fatalf("Replace with an 8-dim embedding after Reset: %v", err)
 	}
-	hits := s.search(t, memstore.Query{Text: "retention", Vector: []float32{0, 0, 1, 0, 0, 0, 0, 0}})
+	hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "retention", Vector: []float32{0, 0, 1, 0, 0, 0, 0, 0}})
 	if got, want := keys(hits), []string{c.Path + "#0"}; !slices.Equal(got, want) {
 		t.Fatalf("hits %v, want %v", got, want)
 	}
@@ -574,7 +577,7 @@ func testRRFFusion(t *testing.T, s *suite) {
 		{"zebra", rk.VectorWeight},
 		{"zebra quagga", rk.UnknownVectorWeight},
 	} {
-		hits := s.search(t, memstore.Query{Text: tt.text, Vector: first.Embedding})
+		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.text, Vector: first.Embedding})
 		want := 1
 		if tt.weight > 0 {
 			want = 3
@@ -641,7 +644,7 @@ func testNeighbourShare(t *testing.T, s *suite) {
 		s.chunk(t, p, 2, "Ann: Weather is nice today."),
 	)
 	s.put(t, s.chunk(t, q, 0, "Ben: Ann, I bought a new lamp."))
-	hits := s.search(t, memstore.Query{Text: "what did ben make in the pottery class", Limit: 10})
+	hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "what did ben make in the pottery class", Limit: 10})
 	got := keys(hits)
 	if want := []string{p + "#0", p + "#1", q + "#0"}; !slices.Equal(got, want) {
 		t.Errorf("hits %v, want %v: the answer beside the question before an equal match elsewhere, no hit without a query word", got, want)
@@ -657,7 +660,7 @@ func testHostileQueries(t *testing.T, s *suite) {
 	}
 	for _, text := range texts {
 		for _, withVector := range []bool{false, true} {
-			q := memstore.Query{Text: text}
+			q := memstore.Query{Filter: access.Filter{All: true}, Text: text}
 			if withVector {
 				q.Vector = s.vector(t, "retention policy")
 			}
@@ -666,7 +669,7 @@ func testHostileQueries(t *testing.T, s *suite) {
 			}
 		}
 	}
-	hits := s.search(t, memstore.Query{Vector: s.vector(t, "retention policy"), MinSimilarity: s.emb.SimilarityFloor()})
+	hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Vector: s.vector(t, "retention policy"), MinSimilarity: s.emb.SimilarityFloor()})
 	if len(hits) == 0 {
 		t.Errorf("vector-only query: no hits")
 	}
@@ -675,7 +678,7 @@ func testHostileQueries(t *testing.T, s *suite) {
 			t.Errorf("vector-only query: %s has ranks (text %d, vector %d), want (0, >0)", h.Path, h.TextRank, h.VectorRank)
 		}
 	}
-	if hits := s.search(t, memstore.Query{}); len(hits) != 0 {
+	if hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}}); len(hits) != 0 {
 		t.Errorf("empty query: hits %v, want none", keys(hits))
 	}
 }

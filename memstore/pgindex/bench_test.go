@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 )
 
@@ -30,6 +31,7 @@ func BenchmarkSearch(b *testing.B) {
 	queries := make([]memstore.Query, 64)
 	for i := range queries {
 		queries[i] = memstore.Query{
+			Filter: access.Filter{All: true},
 			Text:   fmt.Sprintf("%s %s lex%d", words[r.IntN(len(words))], words[r.IntN(len(words))], r.IntN(4000)),
 			Vector: randVec(uint64(1_000_000+i), benchDim),
 			Limit:  10,

@@ -9,11 +9,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
-// Names of the two search indexes, dropped and rebuilt around bulk loads.
+// Names of the search indexes, dropped and rebuilt around bulk loads.
 const (
 	textIndexName   = "selmem_postings_impact_idx"
+	zoneIndexName   = "selmem_postings_zone_idx"
 	vectorIndexName = "selmem_chunks_embedding_idx"
 )
 
@@ -24,14 +26,14 @@ const buildTimeout = 2 * time.Hour
 // chunkColumns are the columns ReplaceMany copies, in copyRow's order.
 var chunkColumns = []string{"path", "seq", "workspace", "scope", "type", "heading", "start_line", "end_line",
 	"context", "body", "valid_from", "invalid_at", "expires_at", "source", "confidence", "commit", "embedding",
-	"len_heading", "len_path", "len_text"}
+	"len_heading", "len_path", "len_text", "zone"}
 
 // copyRow returns c's values for chunkColumns, text cleaned, with the field
 // lengths of its analysis a.
 func copyRow(c *memstore.Chunk, a *analysis) []any {
 	return []any{c.Path, c.Seq, c.Workspace, c.Scope, c.Type, cleanText(c.Heading), c.StartLine, c.EndLine,
 		cleanText(c.Context), cleanText(c.Text), nullTime(c.ValidFrom), nullTime(c.InvalidAt), nullTime(c.ExpiresAt),
-		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding), a.lens[0], a.lens[1], a.lens[2]}
+		c.Source, c.Confidence, c.Commit, vectorArg(c.Embedding), a.lens[0], a.lens[1], a.lens[2], access.ZoneOf(c.Path)}
 }
 
 // ReplaceMany is Replace for many paths at once, in one transaction: the
@@ -125,7 +127,7 @@ func (ix *Index) DropSearchIndexes(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
 			return err
 		}
-		for _, name := range []string{textIndexName, vectorIndexName} {
+		for _, name := range []string{textIndexName, zoneIndexName, vectorIndexName} {
 			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
 				return err
 			}
@@ -154,8 +156,10 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, createTextIndexSQL); err != nil {
-			return err
+		for _, ddl := range []string{createTextIndexSQL, createZoneIndexSQL} {
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return err
+			}
 		}
 		dim, err := columnDim(ctx, tx)
 		if err != nil {
@@ -172,7 +176,10 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 	return ix.fail(ctx, op, err)
 }
 
-const createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_postings (term, impact DESC, chunk_id)`
+const (
+	createTextIndexSQL = `CREATE INDEX IF NOT EXISTS ` + textIndexName + ` ON selmem_postings (term, impact DESC, chunk_id)`
+	createZoneIndexSQL = `CREATE INDEX IF NOT EXISTS ` + zoneIndexName + ` ON selmem_postings (zone, term, impact DESC, chunk_id)`
+)
 
 // createVectorIndexSQL is the DDL of the HNSW index with the configured
 // build parameters (New fills in their defaults).

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 func TestIndex_ReplaceMany(t *testing.T) {
@@ -43,7 +44,7 @@ func TestIndex_ReplaceMany(t *testing.T) {
 	if got := count(t, pool, "path = '/memories/c.md' AND seq = 0 AND body = 'last one wins'"); got != 1 {
 		t.Errorf("repeated seq: the last chunk did not win")
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Text: "last one wins"})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "last one wins"})
 	if err != nil || len(hits) == 0 || hits[0].Path != "/memories/c.md" {
 		t.Errorf("Search after ReplaceMany = %v, %v", paths(hits), err)
 	}
@@ -90,7 +91,7 @@ func TestIndex_DropAndBuildSearchIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Searching without the indexes still works.
-	q := memstore.Query{Text: files["/memories/a.md"][0].Text, Vector: files["/memories/a.md"][0].Embedding}
+	q := memstore.Query{Filter: access.Filter{All: true}, Text: files["/memories/a.md"][0].Text, Vector: files["/memories/a.md"][0].Embedding}
 	if hits, err := ix.Search(ctx, q); err != nil || len(hits) == 0 {
 		t.Errorf("Search without indexes = %d hits, %v", len(hits), err)
 	}

@@ -14,6 +14,12 @@
 // postings' impact index and the HNSW index once, after the load; the
 // memstore mirror uses both (memstore.BatchIndex, memstore.BulkIndex).
 //
+// Every chunk and posting records its access zone (access.ZoneOf), and a
+// search keeps to the zones of the query's access filter inside the
+// statement, before ranking and limit: which query words count as known,
+// typo stand-ins, and the candidates of both rankings. A filtered search
+// reads postings zone by zone through their own index.
+//
 // It owns its schema: embedded SQL migrations applied in order under an
 // advisory lock and recorded in selmem_schema_migrations, plus the
 // embedding column, whose dimension follows the embedder and changes on

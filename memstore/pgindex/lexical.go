@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // statsLockKey is the advisory lock serialising writes to the full-text
@@ -163,9 +164,10 @@ func (ix *Index) addPostings(ctx context.Context, tx pgx.Tx, paths []string, chu
 	for i, c := range chunks {
 		id := ids[key{c.Path, c.Seq}]
 		a := &as[i]
+		zone := access.ZoneOf(c.Path)
 		for k, term := range a.terms {
 			tf := a.tf[k]
-			post = append(post, []any{term, id, tf[0], tf[1], tf[2], float32(impact(&ix.rank, next, tf, a.lens))})
+			post = append(post, []any{term, id, tf[0], tf[1], tf[2], float32(impact(&ix.rank, next, tf, a.lens)), zone})
 			df[term]++
 		}
 		for _, w := range a.words {
@@ -173,7 +175,7 @@ func (ix *Index) addPostings(ctx context.Context, tx pgx.Tx, paths []string, chu
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"selmem_postings"},
-		[]string{"term", "chunk_id", "tf_heading", "tf_path", "tf_text", "impact"}, pgx.CopyFromRows(post)); err != nil {
+		[]string{"term", "chunk_id", "tf_heading", "tf_path", "tf_text", "impact", "zone"}, pgx.CopyFromRows(post)); err != nil {
 		return err
 	}
 	terms, counts := sortedColumns(df)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 func TestNew_InvalidOptions(t *testing.T) {
@@ -236,7 +237,7 @@ func TestIndex_RoundTripFields(t *testing.T) {
 	if err := ix.Replace(ctx, want.Path, []memstore.Chunk{want}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Text: "fiscal february", Vector: want.Embedding})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "fiscal february", Vector: want.Embedding})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,11 +334,11 @@ func TestIndex_StateAndReset(t *testing.T) {
 	if err := ix.Replace(ctx, "/memories/a.md", fileChunks("/memories/a.md", 2, 1, 12)); err != nil {
 		t.Errorf("Replace with new dimension: %v", err)
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Vector: randVec(1, 12)})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: randVec(1, 12)})
 	if err != nil || len(hits) != 2 || hits[0].Seq != 0 {
 		t.Errorf("Search after dimension change = %d hits, %v; want 2, seq 0 first", len(hits), err)
 	}
-	if _, err := ix.Search(ctx, memstore.Query{Vector: randVec(1, dim)}); !errors.Is(err, memstore.ErrInvalid) {
+	if _, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: randVec(1, dim)}); !errors.Is(err, memstore.ErrInvalid) {
 		t.Errorf("Search with old dimension: %v, want ErrInvalid", err)
 	}
 }
@@ -430,7 +431,7 @@ func TestIndex_WithoutAfterConnect(t *testing.T) {
 	if err := ix.Replace(ctx, "/memories/a.md", []memstore.Chunk{{Path: "/memories/a.md", Text: "plain", Embedding: v}}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Vector: v})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: v})
 	if err != nil || len(hits) != 1 || hits[0].VectorRank != 1 {
 		t.Errorf("Search = %+v, %v; want one vector hit", hits, err)
 	}
@@ -439,7 +440,7 @@ func TestIndex_WithoutAfterConnect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReplaceMany: %v", err)
 	}
-	hits, err = ix.Search(ctx, memstore.Query{Vector: w, Limit: 1})
+	hits, err = ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: w, Limit: 1})
 	if err != nil || len(hits) != 1 || hits[0].Path != "/memories/b.md" {
 		t.Errorf("Search after ReplaceMany = %+v, %v; want /memories/b.md first", hits, err)
 	}
@@ -480,7 +481,7 @@ func TestMigrate_ConvertsVectorColumn(t *testing.T) {
 	if typ != "halfvec(8)" || !strings.Contains(def, "halfvec_cosine_ops") {
 		t.Errorf("after New: column %s, index %q; want halfvec(8) with halfvec_cosine_ops", typ, def)
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Vector: v, Limit: 1})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: v, Limit: 1})
 	if err != nil || len(hits) != 1 || hits[0].Path != "/memories/old.md" || hits[0].VectorRank != 1 {
 		t.Errorf("Search = %+v, %v; want the converted chunk, vector rank 1", hits, err)
 	}

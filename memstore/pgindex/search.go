@@ -12,12 +12,25 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
-// filterSQL restricts a ranking to the query's workspace, scope, types and,
-// unless invalid chunks are included, to chunks valid at $10. Both rankings
-// use it, so they see the same set of chunks.
+// readableSQL restricts chunks c to the zones the principal may read:
+// $27 true lets every chunk through, else c's zone must be one of $28
+// (which always holds the empty string, the open zone).
+const readableSQL = `($27::boolean OR c.zone = ANY ($28::text[]))`
+
+// heldSQL is true when a chunk the principal may read holds the term %s,
+// through the postings' zone index.
+const heldSQL = `($27::boolean OR EXISTS (SELECT 1 FROM selmem_postings hp
+		WHERE hp.term = %s AND hp.zone = ANY ($28::text[])))`
+
+// filterSQL restricts a ranking to the chunks the principal may read and
+// to the query's workspace, scope, types and, unless invalid chunks are
+// included, to chunks valid at $10. Both rankings use it, so they see the
+// same set of chunks.
 const filterSQL = `
+		AND ` + readableSQL + `
 		AND ($6 = '' OR c.workspace = $6)
 		AND ($7 = '' OR c.scope = $7)
 		AND (coalesce(cardinality($8::text[]), 0) = 0 OR c.type = ANY ($8::text[]))
@@ -58,7 +71,14 @@ const filterSQL = `
 // $16 B, $17 heading weight, $18 path weight, $19 neighbour share, $20
 // vector weight, $21 unknown vector weight, $22 minimum similarity, $23
 // fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
-// $26 candidates rescored exactly.
+// $26 candidates rescored exactly, $27 whether the principal may read
+// everything, $28 the zones it may read (the open zone, empty, first).
+//
+// The principal's filter applies wherever chunks or terms are picked: a
+// word counts as known, and a typo variant as a stand-in, only when a
+// chunk the principal may read holds its term, and both rankings' candidates
+// pass readableSQL; a neighbour shares its chunk's file, hence its zone.
+// The statistics (document frequencies, averages) stay global.
 var searchSQL = `
 WITH stats AS (
 	SELECT n,
@@ -72,6 +92,7 @@ qw AS (
 ),
 known AS MATERIALIZED (
 	SELECT DISTINCT qw.term, t.df FROM qw JOIN selmem_terms t ON t.term = qw.term AND t.df > 0
+	WHERE ` + fmt.Sprintf(heldSQL, "qw.term") + `
 ),
 missing AS MATERIALIZED (
 	SELECT DISTINCT ON (qw.word) qw.word, qw.i FROM qw
@@ -91,6 +112,7 @@ fuzzy_words AS (
 fuzzy AS (
 	SELECT f.term, t.df, row_number() OVER (PARTITION BY f.i ORDER BY t.df DESC, f.term) AS rn
 	FROM fuzzy_words f JOIN selmem_terms t ON t.term = f.term AND t.df > 0
+	WHERE ` + fmt.Sprintf(heldSQL, "f.term") + `
 ),
 qt AS MATERIALIZED (
 	SELECT DISTINCT ON (term) term, df, weight FROM (
@@ -109,7 +131,7 @@ cand AS MATERIALIZED (
 	SELECT p.chunk_id AS id FROM qi
 	CROSS JOIN LATERAL (
 		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
-		WHERE p.term = qi.term` + filterSQL + `
+		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))` + filterSQL + `
 		ORDER BY p.impact DESC, p.chunk_id
 		LIMIT $13
 	) p
@@ -222,10 +244,13 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 		}
 	})
 	vec := vectorArg(q.Vector)
+	zones, all := q.Filter.Zones()
+	zones = append([]string{access.ZoneOpen}, zones...)
 	r := &ix.rank
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
-		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand)}, len(words) > 0 || vec != nil
+		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
+		all, zones}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates a search with cand

@@ -18,6 +18,7 @@ import (
 
 	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
@@ -99,29 +100,29 @@ func TestSearch_Builtin(t *testing.T) {
 		wantNone  []string
 		textRank1 bool // the top hit must be the top text hit
 	}{
-		{name: "full text and vector agree", q: memstore.Query{Text: "revenue refunds"}, embed: true,
+		{name: "full text and vector agree", q: memstore.Query{Filter: access.Filter{All: true}, Text: "revenue refunds"}, embed: true,
 			wantTop: "/memories/workspaces/sales/task.md", textRank1: true},
-		{name: "stemmed full text", q: memstore.Query{Text: "reporting"},
+		{name: "stemmed full text", q: memstore.Query{Filter: access.Filter{All: true}, Text: "reporting"},
 			wantTop: "/memories/workspaces/sales/task.md"},
-		{name: "partial terms still match", q: memstore.Query{Text: "bullet zebra"},
+		{name: "partial terms still match", q: memstore.Query{Filter: access.Filter{All: true}, Text: "bullet zebra"},
 			wantTop: "/memories/users/ana/prefs.md"},
-		{name: "typo found through vectors", q: memstore.Query{Text: "retension polcy"}, embed: true,
+		{name: "typo found through vectors", q: memstore.Query{Filter: access.Filter{All: true}, Text: "retension polcy"}, embed: true,
 			wantTop: "/memories/workspaces/hr/task.md"},
-		{name: "workspace filter", q: memstore.Query{Text: "revenue retention", Workspace: "hr"}, embed: true,
+		{name: "workspace filter", q: memstore.Query{Filter: access.Filter{All: true}, Text: "revenue retention", Workspace: "hr"}, embed: true,
 			wantAll: []string{"/memories/workspaces/hr/task.md"}},
-		{name: "scope filter", q: memstore.Query{Text: "dates bullet revenue", Scope: memstore.ScopeOrg}, embed: true,
+		{name: "scope filter", q: memstore.Query{Filter: access.Filter{All: true}, Text: "dates bullet revenue", Scope: memstore.ScopeOrg}, embed: true,
 			wantAll: []string{"/memories/org/style.md"}},
-		{name: "types filter", q: memstore.Query{Text: "revenue", Types: []string{"output"}}, embed: true,
+		{name: "types filter", q: memstore.Query{Filter: access.Filter{All: true}, Text: "revenue", Types: []string{"output"}}, embed: true,
 			wantAll: []string{"/memories/workspaces/sales/output.md"}},
-		{name: "invalid and expired hidden", q: memstore.Query{Text: "retention", Workspace: "hr"},
+		{name: "invalid and expired hidden", q: memstore.Query{Filter: access.Filter{All: true}, Text: "retention", Workspace: "hr"},
 			wantAll: []string{"/memories/workspaces/hr/task.md"}},
-		{name: "include invalid", q: memstore.Query{Text: "retention", Workspace: "hr", IncludeInvalid: true},
+		{name: "include invalid", q: memstore.Query{Filter: access.Filter{All: true}, Text: "retention", Workspace: "hr", IncludeInvalid: true},
 			wantAll: []string{"/memories/workspaces/hr/task.md", "/memories/workspaces/hr/notes/old.md",
 				"/memories/workspaces/hr/notes/temp.md"}},
-		{name: "vector only", q: memstore.Query{Text: "exit interviews"}, embed: true,
+		{name: "vector only", q: memstore.Query{Filter: access.Filter{All: true}, Text: "exit interviews"}, embed: true,
 			wantTop: "/memories/workspaces/hr/task.md"},
-		{name: "limit", q: memstore.Query{Text: "revenue retention dates", Limit: 2}, embed: true},
-		{name: "no text, no vector", q: memstore.Query{Workspace: "sales"}, wantAll: []string{}},
+		{name: "limit", q: memstore.Query{Filter: access.Filter{All: true}, Text: "revenue retention dates", Limit: 2}, embed: true},
+		{name: "no text, no vector", q: memstore.Query{Filter: access.Filter{All: true}, Workspace: "sales"}, wantAll: []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,12 +174,12 @@ func TestSearch_UserTextNeverFails(t *testing.T) {
 		strings.Repeat("revenue ", 2000), `$1`, `%`, `_`, `user@example.com`, `https://x.y/z?q=1&r=2`,
 	}
 	for _, text := range texts {
-		if _, err := ix.Search(context.Background(), memstore.Query{Text: text}); err != nil {
+		if _, err := ix.Search(context.Background(), memstore.Query{Filter: access.Filter{All: true}, Text: text}); err != nil {
 			t.Errorf("Search(%q): %v", text, err)
 		}
 	}
 	// The table survived the injection attempt and still answers.
-	hits, err := ix.Search(context.Background(), memstore.Query{Text: "revenue"})
+	hits, err := ix.Search(context.Background(), memstore.Query{Filter: access.Filter{All: true}, Text: "revenue"})
 	if err != nil || len(hits) == 0 {
 		t.Errorf("Search(revenue) = %d hits, %v", len(hits), err)
 	}
@@ -234,6 +235,7 @@ func TestSearch_MatchesEmbedded(t *testing.T) {
 	}
 	// Scores are summed in float32 in the embedded index: compare them
 	// within rounding, and ranks exactly.
+	ws0 := access.Filter{Workspaces: []string{"ws0"}}
 	for _, q := range []memstore.Query{
 		{Text: "alpha beta"},
 		{Text: "alpha beta", Vector: randVec(7, dim)},
@@ -245,7 +247,16 @@ func TestSearch_MatchesEmbedded(t *testing.T) {
 		{Vector: randVec(12, dim), Workspace: "ws0"},
 		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: 2},
 		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: -1},
+		// A principal who may read ws0 only.
+		{Text: "alpha beta", Vector: randVec(7, dim), Filter: ws0},
+		{Text: "alpah", Vector: randVec(8, dim), Filter: ws0},
+		{Vector: randVec(11, dim), Filter: ws0},
+		{Text: "beta section", Workspace: "ws1", Filter: ws0},
+		{Text: "qwertyuiop", Vector: randVec(10, dim), MinSimilarity: -1, Filter: ws0},
 	} {
+		if q.Filter.Workspaces == nil {
+			q.Filter.All = true
+		}
 		q.Limit, q.Candidates = 40, 20
 		want, err := emb.Search(ctx, q)
 		if err != nil {
@@ -295,7 +306,7 @@ func TestSearch_TiesByPathSeq(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hits, err := ix.Search(ctx, memstore.Query{Text: "same words", Vector: v})
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "same words", Vector: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,9 +355,16 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 	tests := []struct {
 		name string
 		q    memstore.Query
+		want []string
 	}{
-		{"unfiltered", memstore.Query{Text: "uniq123 uniq4567", Vector: randVec(99, dim)}},
-		{"workspace filter", memstore.Query{Text: "uniq123 revenue", Vector: randVec(98, dim), Workspace: "ws3"}},
+		{"unfiltered", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 uniq4567", Vector: randVec(99, dim)},
+			[]string{textIndexName, vectorIndexName}},
+		{"workspace filter", memstore.Query{Filter: access.Filter{All: true}, Text: "uniq123 revenue", Vector: randVec(98, dim), Workspace: "ws3"},
+			[]string{textIndexName, vectorIndexName}},
+		// A principal who may read one workspace in eight: the postings
+		// are read zone by zone.
+		{"access filter", memstore.Query{Filter: access.Filter{Workspaces: []string{"ws3"}, User: "vic"}, Text: "uniq123 revenue", Vector: randVec(97, dim)},
+			[]string{zoneIndexName}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -354,7 +372,7 @@ func TestSearch_ExplainUsesIndexes(t *testing.T) {
 			used := map[string]bool{}
 			planIndexes(plan, used)
 			t.Logf("indexes used: %v", used)
-			for _, want := range []string{textIndexName, vectorIndexName} {
+			for _, want := range tt.want {
 				if !used[want] {
 					b, _ := json.MarshalIndent(plan, "", " ")
 					t.Errorf("plan does not use %s; indexes used: %v\n%s", want, used, b)
@@ -410,7 +428,7 @@ func TestIndex_SurvivesRestart(t *testing.T) {
 	if err := ix.Replace(ctx, "/memories/a.md", []memstore.Chunk{{Path: "/memories/a.md", Text: "kept", Embedding: v}}); err != nil {
 		t.Fatal(err)
 	}
-	q := memstore.Query{Text: "kept", Vector: v}
+	q := memstore.Query{Filter: access.Filter{All: true}, Text: "kept", Vector: v}
 	if _, err := ix.Search(ctx, q); err != nil {
 		t.Fatal(err)
 	}

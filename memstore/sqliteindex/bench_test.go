@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
@@ -175,7 +176,7 @@ func benchQueries(v *vocab, n int) []memstore.Query {
 		}
 		text := strings.Join(words, " ")
 		vecs, _ := e.Embed(context.Background(), []string{text})
-		qs[i] = memstore.Query{Text: text, Vector: vecs[0], Limit: 10}
+		qs[i] = memstore.Query{Filter: access.Filter{All: true}, Text: text, Vector: vecs[0], Limit: 10}
 		if i%2 == 1 {
 			qs[i].Workspace = fmt.Sprintf("ws%d", r.IntN(benchWorkspaces))
 		}

@@ -5,7 +5,10 @@
 // embeddings dimension-major for exact cosine ranking, and an inverted index
 // of the chunks' terms (memstore.Terms) with per-field lengths and document
 // frequencies for BM25F. The rankings and their fusion follow
-// memstore.Ranking.
+// memstore.Ranking. The query's access filter (memstore.Query.Filter)
+// applies to every row either ranking considers and to the choice of known
+// words and typo stand-ins; a filter letting few rows through has the vector
+// ranking score only those.
 //
 // It owns the file's schema and its consistency with the in-memory index.
 // It does not chunk or embed files, decide what to index or when (memstore's

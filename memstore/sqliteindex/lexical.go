@@ -145,15 +145,17 @@ const (
 	fuzzyMax    = 3
 )
 
-// queryTerms returns the distinct terms of text the index holds, each
-// with its weight, and the number of the text's words it does not hold.
-// Typo tolerance applies only to the latter: words matching exactly are
-// never expanded.
-func (l *lexicon) queryTerms(text string, typoWeight float64) (terms []queryTerm, unknown int) {
+// queryTerms returns the distinct terms of text that rows readable under
+// the query's access filter hold, each with its weight, and the number of
+// the text's words no such row holds. Typo tolerance applies only to the
+// latter: words matching exactly are never expanded. readable is nil when
+// every row is readable. A word only unreadable rows hold counts as a word
+// the index lacks, so that the query runs as if those rows did not exist.
+func (l *lexicon) queryTerms(text string, typoWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
 	seen := map[int32]bool{}
 	var missing []string
 	memstore.TermWords(text, func(word, term string) {
-		if id, ok := l.ids[term]; ok && l.df[id] > 0 {
+		if id, ok := l.ids[term]; ok && l.held(id, readable) {
 			if !seen[id] {
 				seen[id] = true
 				terms = append(terms, queryTerm{id, 1})
@@ -168,7 +170,7 @@ func (l *lexicon) queryTerms(text string, typoWeight float64) (terms []queryTerm
 		if typoWeight == 0 {
 			break
 		}
-		for _, id := range l.fuzzy(w) {
+		for _, id := range l.fuzzy(w, readable) {
 			if !seen[id] {
 				seen[id] = true
 				terms = append(terms, queryTerm{id, typoWeight})
@@ -181,15 +183,32 @@ func (l *lexicon) queryTerms(text string, typoWeight float64) (terms []queryTerm
 	return terms, len(missing)
 }
 
-// fuzzy returns the live terms of the indexed words near w, most
-// frequent first (ties by term), at most fuzzyMax.
-func (l *lexicon) fuzzy(w string) []int32 {
+// held reports whether a live row readable holds term id (readable nil:
+// any live row).
+func (l *lexicon) held(id int32, readable func(row int32) bool) bool {
+	if l.df[id] <= 0 {
+		return false
+	}
+	if readable == nil {
+		return true
+	}
+	for _, p := range l.post[id] {
+		if l.fwd[p.row] != nil && readable(p.row) {
+			return true
+		}
+	}
+	return false
+}
+
+// fuzzy returns the terms of the indexed words near w that a readable
+// row holds, most frequent first (ties by term), at most fuzzyMax.
+func (l *lexicon) fuzzy(w string, readable func(row int32) bool) []int32 {
 	if len(w) < fuzzyMinLen {
 		return nil
 	}
 	var ids []int32
 	add := func(id int32) {
-		if l.df[id] > 0 && !slices.Contains(ids, id) {
+		if !slices.Contains(ids, id) && l.held(id, readable) {
 			ids = append(ids, id)
 		}
 	}
@@ -218,9 +237,10 @@ func (l *lexicon) idf(id int32) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// score adds the BM25F score of every live row holding term id, times
-// weight, to scores, and appends rows scored for the first time to touched.
-func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, scores []float32, touched []int32) []int32 {
+// score adds the BM25F score of every live row holding term id that
+// readable accepts (nil: every row), times weight, to scores, and appends
+// rows scored for the first time to touched.
+func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, readable func(row int32) bool, scores []float32, touched []int32) []int32 {
 	idf := l.idf(id) * weight
 	var norm [nFields]float64 // field weight / average length
 	for f := range nFields {
@@ -232,8 +252,8 @@ func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, scores []
 	}
 	w := r.FieldWeights()
 	for _, p := range l.post[id] {
-		if l.fwd[p.row] == nil {
-			continue // removed
+		if l.fwd[p.row] == nil || readable != nil && !readable(p.row) {
+			continue // removed, or not the principal's to read
 		}
 		lens := &l.lens[p.row]
 		var tf float64

@@ -50,8 +50,9 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	if !ok {
 		return nil, nil
 	}
-	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight)
-	textRanked := i.vecs.textSearch(&i.rank, &f, terms, q.Candidates)
+	readable := i.vecs.readable(&f)
+	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight, readable)
+	textRanked := i.vecs.textSearch(&i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight
 	if unknown > 0 || len(terms) == 0 {
@@ -95,9 +96,20 @@ func isZero(v []float32) bool {
 	return true
 }
 
+// readable returns the access filter of f as a predicate on rows, nil
+// when it lets every row through.
+func (s *vecStore) readable(f *vecFilter) func(row int32) bool {
+	if f.allZones {
+		return nil
+	}
+	return func(row int32) bool { return f.readable(&s.rows[row]) }
+}
+
 // textSearch returns the best k rows passing f by full-text score (BM25F
-// plus the neighbour share, memstore.Ranking), best first.
-func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, terms []queryTerm, k int) []ranked {
+// plus the neighbour share, memstore.Ranking), best first. Only rows
+// readable accepts are scored; neighbours share a file, so a readable
+// row's neighbours are readable.
+func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k int) []ranked {
 	if len(terms) == 0 || len(s.rows) == 0 {
 		return nil
 	}
@@ -107,7 +119,7 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, terms []queryTe
 	scores := (*buf)[:n]
 	var touched []int32
 	for _, t := range terms {
-		touched = s.lex.score(r, t.id, t.weight, scores, touched)
+		touched = s.lex.score(r, t.id, t.weight, readable, scores, touched)
 	}
 	h := make(topHeap, 0, k)
 	offer := func(row int32, score float64) {

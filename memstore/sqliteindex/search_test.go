@@ -13,6 +13,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 func TestSearch_BothWordsFirst(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSearch_BothWordsFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hits, err := idx.Search(ctx, memstore.Query{Text: "archived invoices"})
+	hits, err := idx.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "archived invoices"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestSearch_TextRanking(t *testing.T) {
 	}
 	for range 40 {
 		query := text(1 + r.IntN(5))
-		q := memstore.Query{Text: query, Limit: 200, Candidates: 200}
+		q := memstore.Query{Filter: access.Filter{All: true}, Text: query, Limit: 200, Candidates: 200}
 		if r.IntN(2) == 0 {
 			q.Workspace = "ws1"
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/indextest"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
@@ -151,6 +152,7 @@ func TestOpen_Reopen(t *testing.T) {
 		t.Errorf("State() = %+v, %v; want %+v", got, err, st)
 	}
 	for _, q := range []memstore.Query{{Text: "rule"}, {Vector: []float32{1, 0}}} {
+		q.Filter = access.Filter{All: true}
 		hits, err := idx.Search(ctx, q)
 		if err != nil || len(hits) != 1 || hits[0].Path != c.Path {
 			t.Errorf("Search(%q, %v) after reopen = %+v, %v; want the chunk", q.Text, q.Vector, hits, err)
@@ -182,7 +184,7 @@ func TestIndex_InvalidArguments(t *testing.T) {
 			return idx.Replace(ctx, "/memories/org/b.md", []memstore.Chunk{ok})
 		}},
 		{"query vector of the wrong dimension", func() error {
-			_, err := idx.Search(ctx, memstore.Query{Vector: []float32{1, 0, 0}})
+			_, err := idx.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Vector: []float32{1, 0, 0}})
 			return err
 		}},
 		{"dimension change without Reset", func() error {
@@ -199,7 +201,7 @@ func TestIndex_InvalidArguments(t *testing.T) {
 			}
 		})
 	}
-	hits, err := idx.Search(ctx, memstore.Query{Text: "x"})
+	hits, err := idx.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "x"})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("after rejected calls: Search = %d hits, %v; want the original chunk", len(hits), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // never marks an absent invalid_at or expires_at in memory.
@@ -28,10 +29,11 @@ type vecStore struct {
 	cols   [][]float32
 	rows   []vecRow
 	dead   int
-	byPath map[string][]int // live rows of each path
-	names  map[string]int32 // interned workspace, scope and type values
-	lex    *lexicon         // the full-text index of the rows
-	pool   sync.Pool        // *[]float32 score buffers, zeroed when put back
+	byPath map[string][]int  // live rows of each path
+	byZone map[int32][]int32 // rows of each interned access zone (-1: open), ascending, dead ones included until compaction
+	names  map[string]int32  // interned workspace, scope and type values
+	lex    *lexicon          // the full-text index of the rows
+	pool   sync.Pool         // *[]float32 score buffers, zeroed when put back
 }
 
 // vecRow is the metadata of one row.
@@ -40,6 +42,7 @@ type vecRow struct {
 	path                 string
 	seq                  int
 	workspace, scope, ty int32
+	zone                 int32 // interned access.ZoneOf(path), -1 for access.ZoneOpen
 	invalidAt, expiresAt int64 // Unix nanoseconds, never when absent
 	dead                 bool
 }
@@ -50,6 +53,7 @@ func newVecStore(dim, capacity int) *vecStore {
 		cols:   make([][]float32, dim),
 		rows:   make([]vecRow, 0, capacity),
 		byPath: make(map[string][]int),
+		byZone: make(map[int32][]int32),
 		names:  make(map[string]int32),
 		lex:    newLexicon(capacity),
 	}
@@ -132,6 +136,7 @@ func readRows(ctx context.Context, db *sql.DB, s *vecStore) error {
 			return err
 		}
 		r.workspace, r.scope, r.ty = s.intern(ws), s.intern(scope), s.intern(ty)
+		r.zone = s.zone(r.path)
 		r.invalidAt, r.expiresAt = orNever(invalidAt), orNever(expiresAt)
 		s.appendRow(r)
 		s.lex.add(fieldsOf(heading, context, string(text)))
@@ -209,6 +214,15 @@ func (s *vecStore) intern(name string) int32 {
 	return n
 }
 
+// zone returns the interned access zone of path, -1 for the open zone.
+func (s *vecStore) zone(path string) int32 {
+	z := access.ZoneOf(path)
+	if z == access.ZoneOpen {
+		return -1
+	}
+	return s.intern(z)
+}
+
 // find returns the index of the row of chunk id, or -1, searching from row
 // from on when that row's id is not above id. Rows are in id order (ids only
 // grow, and compaction keeps the order), and a full-text query visits ids in
@@ -242,6 +256,7 @@ func (s *vecStore) find(id int64, from int) int {
 // appendRow records r, whose vector is already in cols.
 func (s *vecStore) appendRow(r vecRow) {
 	s.byPath[r.path] = append(s.byPath[r.path], len(s.rows))
+	s.byZone[r.zone] = append(s.byZone[r.zone], int32(len(s.rows)))
 	s.rows = append(s.rows, r)
 }
 
@@ -257,6 +272,7 @@ func (s *vecStore) add(id int64, c *memstore.Chunk) {
 		workspace: s.intern(c.Workspace),
 		scope:     s.intern(c.Scope),
 		ty:        s.intern(c.Type),
+		zone:      s.zone(c.Path),
 		invalidAt: nanosOrNever(c.InvalidAt),
 		expiresAt: nanosOrNever(c.ExpiresAt),
 	})
@@ -328,6 +344,7 @@ func (s *vecStore) compact() {
 	rows := s.rows
 	s.rows = s.rows[:0]
 	clear(s.byPath)
+	clear(s.byZone)
 	for _, r := range keep {
 		s.appendRow(rows[r])
 	}
@@ -341,11 +358,25 @@ type vecFilter struct {
 	anyType          bool
 	now              int64
 	includeInvalid   bool
+	allZones         bool    // the access filter lets every zone through
+	zones            []bool  // by interned zone: the access filter lets it through
+	zoneIDs          []int32 // the interned zones it lets through, besides the open one (-1)
 }
 
 // filter translates q's filters; ok is false when no row can match.
 func (s *vecStore) filter(q *memstore.Query) (f vecFilter, ok bool) {
 	f = vecFilter{workspace: -1, scope: -1, anyType: len(q.Types) == 0, now: unixNanos(q.Now), includeInvalid: q.IncludeInvalid}
+	zones, all := q.Filter.Zones()
+	f.allZones = all
+	if !all {
+		f.zones = make([]bool, len(s.names))
+		for _, z := range zones {
+			if n, ok := s.names[z]; ok {
+				f.zones[n] = true
+				f.zoneIDs = append(f.zoneIDs, n)
+			}
+		}
+	}
 	if q.Workspace != "" {
 		if f.workspace, ok = s.names[q.Workspace]; !ok {
 			return f, false
@@ -364,9 +395,15 @@ func (s *vecStore) filter(q *memstore.Query) (f vecFilter, ok bool) {
 	return f, f.anyType || len(f.types) > 0
 }
 
+// readable reports whether the access filter lets row r through. Rows it
+// withholds are never candidates, and count for nothing a query decides.
+func (f *vecFilter) readable(r *vecRow) bool {
+	return f.allZones || r.zone < 0 || int(r.zone) < len(f.zones) && f.zones[r.zone]
+}
+
 // match reports whether row r passes f.
 func (f *vecFilter) match(r *vecRow) bool {
-	return !r.dead &&
+	return !r.dead && f.readable(r) &&
 		(f.workspace < 0 || r.workspace == f.workspace) &&
 		(f.scope < 0 || r.scope == f.scope) &&
 		(f.anyType || slices.Contains(f.types, r.ty)) &&
@@ -393,7 +430,8 @@ func better(a, b *ranked) bool {
 }
 
 // search returns the top k rows passing f by dot product with vec, best
-// first. Only the non-zero dimensions of vec are read.
+// first. Only the non-zero dimensions of vec are read. When the access
+// filter lets few rows through, only those are scored.
 func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 	if len(s.rows) == 0 || k <= 0 || s.dim == 0 {
 		return nil
@@ -405,22 +443,62 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 		clear(scores)
 		s.pool.Put(buf)
 	}()
-	for d, w := range vec {
-		if w != 0 {
-			axpy(scores, w, s.cols[d][:n])
-		}
-	}
 	h := make(topHeap, 0, k)
-	for r := range s.rows {
+	offer := func(r int) {
 		row := &s.rows[r]
 		score := float64(scores[r])
 		if len(h) == k && score < h[0].score || !f.match(row) {
-			continue
+			return
 		}
 		h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
 	}
+	if rows := s.readableRows(f); rows != nil {
+		for d, w := range vec {
+			if w != 0 {
+				col := s.cols[d][:n]
+				for _, r := range rows {
+					scores[r] += w * col[r]
+				}
+			}
+		}
+		for _, r := range rows {
+			offer(int(r))
+		}
+	} else {
+		for d, w := range vec {
+			if w != 0 {
+				axpy(scores, w, s.cols[d][:n])
+			}
+		}
+		for r := range s.rows {
+			offer(r)
+		}
+	}
 	h.sort()
 	return h
+}
+
+// readableRows returns the rows f's access filter lets through, ascending,
+// when they are few enough (under a quarter of all rows) that scoring them
+// one by one beats scoring every row; else nil.
+func (s *vecStore) readableRows(f *vecFilter) []int32 {
+	if f.allZones {
+		return nil
+	}
+	total := len(s.byZone[-1])
+	for _, z := range f.zoneIDs {
+		total += len(s.byZone[z])
+	}
+	if 4*total >= len(s.rows) {
+		return nil
+	}
+	rows := make([]int32, 0, total)
+	rows = append(rows, s.byZone[-1]...)
+	for _, z := range f.zoneIDs {
+		rows = append(rows, s.byZone[z]...)
+	}
+	slices.Sort(rows)
+	return rows
 }
 
 // scratch returns a zeroed score buffer of at least n values; put it back
