@@ -27,7 +27,7 @@ import (
 // allowed is counted as pending, not as a violation. Set it to true once
 // ENFORCE is merged: then a pending cell is a violation too, and
 // TestAuthz_CommitAuthor checks that writes are committed as their principal.
-const enforced = false
+const enforced = true
 
 // Targets of the matrix, one per column group.
 const (

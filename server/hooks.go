@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/selmem/selmem/memstore"
 	"log/slog"
 	"sync"
 
@@ -189,6 +190,10 @@ func (p *protocol) cancelled(ctx context.Context, id any) bool {
 	return true
 }
 
+// codeDenied is the JSON-RPC error of a request the principal's role does
+// not allow, from the range JSON-RPC leaves to servers.
+const codeDenied = -32003
+
 // rpcError is the JSON-RPC error for err, a failure of method: the code the
 // negotiated protocol revision prescribes and a message free of Go
 // internals. mcp-go v1.2.1 answers -32603 for every error a handler returns
@@ -215,6 +220,9 @@ func (p *protocol) rpcError(ctx context.Context, method mcp.MCPMethod, err error
 		return mcp.RESOURCE_NOT_FOUND, msg
 	case errors.Is(err, mcp.ErrInvalidParams), errors.Is(err, mcpserver.ErrPromptNotFound), errors.Is(err, mcpserver.ErrToolNotFound):
 		return mcp.INVALID_PARAMS, msg
+	case errors.Is(err, memstore.ErrDenied):
+		// The refusal says which role is needed and nothing of the content.
+		return codeDenied, err.Error()
 	case errors.As(err, &unparsable):
 		return mcp.INVALID_PARAMS, fmt.Sprintf("the params of %s do not have the shape the method takes", method)
 	case code == mcp.INVALID_PARAMS && listMethods[method]:
