@@ -84,16 +84,17 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) {
 
 // annotations spells out every hint, so no tool inherits the library's
 // defaults by accident. The tool works on the local memory only: not
-// open-world.
-func annotations(title string, readOnly, destructive, idempotent bool) mcp.ToolOption {
-	return hints(title, readOnly, destructive, idempotent, false)
+// open-world. The display title is the tool's own (mcp.WithToolTitle);
+// annotations.title, its duplicate from before protocol 2025-06-18, is left
+// out to keep tools/list short.
+func annotations(readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return hints(readOnly, destructive, idempotent, false)
 }
 
 // hints is annotations with the open-world hint, for the tools that read
 // outside the memory (profile_source).
-func hints(title string, readOnly, destructive, idempotent, openWorld bool) mcp.ToolOption {
+func hints(readOnly, destructive, idempotent, openWorld bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
-		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
 		DestructiveHint: mcp.ToBoolPtr(destructive),
 		IdempotentHint:  mcp.ToBoolPtr(idempotent),

@@ -123,8 +123,8 @@ func TestTools_Registry(t *testing.T) {
 		if len(tool.Description) < 40 {
 			t.Errorf("%s: description too short: %q", tool.Name, tool.Description)
 		}
-		if tool.Title == "" || tool.Annotations.Title != tool.Title {
-			t.Errorf("%s: title %q, annotation title %q; want both set and equal", tool.Name, tool.Title, tool.Annotations.Title)
+		if tool.Title == "" || tool.Annotations.Title != "" {
+			t.Errorf("%s: title %q, annotation title %q; want the title set and not repeated in the annotations", tool.Name, tool.Title, tool.Annotations.Title)
 		}
 		a := tool.Annotations
 		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
@@ -156,8 +156,10 @@ func TestTools_Registry(t *testing.T) {
 		if got, want := schema.Required, wantRequired[tool.Name]; !slices.Equal(got, want) {
 			t.Errorf("%s: required %v, want %v", tool.Name, got, want)
 		}
-		if tool.OutputSchema.Type != "object" {
-			t.Errorf("%s: no output schema", tool.Name)
+		// structuredContent is documented by the Go output types; an
+		// output schema would cost every session's context (see lean).
+		if tool.OutputSchema.Type != "" || tool.RawOutputSchema != nil {
+			t.Errorf("%s: has an output schema", tool.Name)
 		}
 	}
 }
