@@ -35,7 +35,7 @@ type SearchResult struct {
 // floor, so a query that matches nothing finds nothing. When the primary index is
 // unreachable and a fallback is configured, the fallback answers and the
 // result says so. Hits carry virtual paths.
-func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
+func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, err error) {
 	if len(s.mirrors) == 0 {
 		return SearchResult{}, errNoIndex
 	}
@@ -56,6 +56,14 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
 			Hint: "Use one of org, user, workspace, other, or leave it out."}
 	}
+	// A search is observed from here: embedding the query is part of it.
+	var res SearchResult
+	if o := s.opts.Observer; o != nil {
+		start := time.Now()
+		defer func() {
+			o.Searched(SearchEvent{Duration: time.Since(start), Fallback: res.Degraded != "", Err: err})
+		}()
+	}
 	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("embed query: %w", err)
@@ -74,7 +82,6 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()
 	}
-	var res SearchResult
 	for i, m := range s.mirrors {
 		if err := s.catchUp(ctx, m); err != nil {
 			// A lagging index still answers; the next write or search

@@ -68,6 +68,8 @@ type Options struct {
 	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
 	// one (SimilarityFloorer), else none.
 	MinSimilarity float64
+	// Observer, when set, receives measurements of searches.
+	Observer Observer
 }
 
 // WriteOptions carry a write's provenance and its optimistic-concurrency
