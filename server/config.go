@@ -122,6 +122,8 @@ type HTTPConfig struct {
 	// browser page and is accepted. Env SELMEM_HTTP_ALLOWED_ORIGINS,
 	// comma-separated.
 	AllowedOrigins []string `mapstructure:"allowed_origins" yaml:"allowed_origins"`
+	// Metrics serves Prometheus metrics at /metrics (PathMetrics).
+	Metrics bool `mapstructure:"metrics" yaml:"metrics"`
 }
 
 // DefaultAllowedOrigins are the origins of pages served from this machine.
@@ -189,6 +191,7 @@ func DefaultConfig() Config {
 			MaxSessions:       256,
 			SessionIdleTTL:    30 * time.Minute,
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
+			Metrics:           true,
 		},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}

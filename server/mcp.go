@@ -58,6 +58,8 @@ type Options struct {
 	Refresher *refresh.Refresher
 	// NextRun says when an artifact's next scheduled refresh is.
 	NextRun func(workspace, artifact string) (time.Time, bool)
+	// Metrics, when set, measures every tool call and refresh run.
+	Metrics *Metrics
 }
 
 // DefaultSource returns the provenance recorded for a write that declares
@@ -104,6 +106,7 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithResourceRecovery(),
 	)
 	installProtocol(srv, log)
+	o.Metrics.install(srv)
 	if o.Refresher != nil {
 		// MCP Apps: artifacts as views, for the clients that declare it.
 		mcpserver.WithExtensions(mcpapps.Capability())(srv)
@@ -114,6 +117,9 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 	mcpserver.WithResourceCompletionProvider(reg)(srv)
 	if o.Refresher != nil {
 		o.Refresher.OnChanged(reg.Changed)
+		if o.Metrics != nil {
+			o.Refresher.OnRecorded(o.Metrics.Refreshed)
+		}
 	}
 	policy, err := egress.New(cfg.Profile.Egress())
 	if err != nil {

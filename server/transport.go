@@ -45,6 +45,8 @@ type HTTPOptions struct {
 	Now    func() time.Time // the clock of session idle times; nil is time.Now
 	// Artifacts, when set, serves PathArtifacts (see refresh.Handler).
 	Artifacts http.Handler
+	// Metrics, when set, serves PathMetrics (see Metrics.Handler).
+	Metrics http.Handler
 }
 
 // HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
@@ -107,6 +109,9 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	mux.HandleFunc(PathMCP, h.serveMCP)
 	if o.Artifacts != nil {
 		mux.Handle(PathArtifacts, o.Artifacts)
+	}
+	if o.Metrics != nil {
+		mux.Handle(PathMetrics, o.Metrics)
 	}
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

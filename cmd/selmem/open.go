@@ -119,7 +119,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
-		Durability: memstore.Durability(a.cfg.Durability),
+		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer,
 	})
 	if err != nil {
 		return fail(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/server"
 )
 
@@ -28,6 +29,9 @@ type app struct {
 	v              *viper.Viper
 	cfg            server.Config
 	primaryOnly    bool // open only the configured index, without the local fallback
+	// observer, when set, is given to the store openStore opens (serve's
+	// metrics).
+	observer memstore.Observer
 }
 
 func (a *app) rootCommand() *cobra.Command {
