@@ -133,10 +133,17 @@ var DefaultAllowedOrigins = []string{
 	"http://[::1]:*", "https://[::1]:*",
 }
 
+// Log formats, for LogConfig.Format.
+const (
+	LogFormatText = "text" // slog's key=value lines
+	LogFormatJSON = "json" // one JSON object a line, for log collectors
+)
+
 // LogConfig configures the slog logger (always stderr or a file, never stdout).
 type LogConfig struct {
-	Level string `mapstructure:"level" yaml:"level"` // debug, info, warn, error
-	File  string `mapstructure:"file" yaml:"file"`   // "" for stderr
+	Level  string `mapstructure:"level" yaml:"level"`   // debug, info, warn, error
+	Format string `mapstructure:"format" yaml:"format"` // LogFormatText (default) or LogFormatJSON
+	File   string `mapstructure:"file" yaml:"file"`     // "" for stderr
 }
 
 // LimitsConfig bounds what the write gate accepts.
@@ -177,7 +184,7 @@ func DefaultConfig() Config {
 	return Config{
 		Author:     "selmem",
 		Durability: "fsync",
-		Log:        LogConfig{Level: "info"},
+		Log:        LogConfig{Level: "info", Format: LogFormatText},
 		Limits:     LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
 		Index:      IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
 		Embedder:   EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
@@ -215,6 +222,11 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case LogFormatText, LogFormatJSON:
+	default:
+		bad("log.format", "%q is not one of text, json", c.Log.Format)
 	}
 	if c.Limits.MaxFileBytes <= 0 {
 		bad("limits.max_file_bytes", "must be > 0")

@@ -17,6 +17,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"default", func(*Config) {}, ""},
 		{"no home", func(c *Config) { c.Home = "" }, "home:"},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, "log.level:"},
+		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format:"},
+		{"log format json", func(c *Config) { c.Log.Format = LogFormatJSON }, ""},
 		{"durability", func(c *Config) { c.Durability = "eventually" }, "durability:"},
 		{"durability os", func(c *Config) { c.Durability = "os" }, ""},
 		{"file cap", func(c *Config) { c.Limits.MaxFileBytes = 0 }, "limits.max_file_bytes:"},

@@ -15,10 +15,12 @@ import (
 	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/memstore/sqliteindex"
+	"github.com/selmem/selmem/server"
 )
 
-// logger returns the configured slog logger: stderr, or the log file.
-// Never stdout, which the stdio transport owns.
+// logger returns the configured slog logger: stderr, or the log file, in
+// log.format (text, or JSON one object a line). Never stdout, which the
+// stdio transport owns.
 func (a *app) logger() (*slog.Logger, io.Closer, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(a.cfg.Log.Level)); err != nil {
@@ -33,7 +35,11 @@ func (a *app) logger() (*slog.Logger, io.Closer, error) {
 		}
 		w, closer = f, f
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+	opts := &slog.HandlerOptions{Level: level}
+	if a.cfg.Log.Format == server.LogFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts)), closer, nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), closer, nil
 }
 
 // openedStore is a store with the resources it was opened with.
