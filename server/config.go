@@ -12,6 +12,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/internal/mcpsource"
+	"github.com/selmem/selmem/tools"
 )
 
 // Config is selmem's effective configuration. cmd fills it from the config
@@ -32,6 +33,14 @@ type Config struct {
 	HTTP       HTTPConfig     `mapstructure:"http" yaml:"http"`
 	Profile    ProfileConfig  `mapstructure:"profile" yaml:"profile"`
 	Refresh    RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
+	Tools      ToolsConfig    `mapstructure:"tools" yaml:"tools"`
+}
+
+// ToolsConfig selects the MCP tools served.
+type ToolsConfig struct {
+	// Subset is all (default) or memory: only the six file commands of
+	// Anthropic's memory tool, for hosts that want few tools.
+	Subset string `mapstructure:"subset" yaml:"subset"`
 }
 
 // RefreshConfig configures artifact refreshes. Connectors read what the
@@ -200,6 +209,7 @@ func DefaultConfig() Config {
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
 			Metrics:           true,
 		},
+		Tools:   ToolsConfig{Subset: tools.SubsetAll},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
@@ -222,6 +232,11 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Tools.Subset {
+	case tools.SubsetAll, tools.SubsetMemory:
+	default:
+		bad("tools.subset", "%q is not one of all, memory", c.Tools.Subset)
 	}
 	switch c.Log.Format {
 	case LogFormatText, LogFormatJSON:

@@ -19,6 +19,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, "log.level:"},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format:"},
 		{"log format json", func(c *Config) { c.Log.Format = LogFormatJSON }, ""},
+		{"tools subset", func(c *Config) { c.Tools.Subset = "few" }, "tools.subset:"},
+		{"tools subset memory", func(c *Config) { c.Tools.Subset = "memory" }, ""},
 		{"durability", func(c *Config) { c.Durability = "eventually" }, "durability:"},
 		{"durability os", func(c *Config) { c.Durability = "os" }, ""},
 		{"file cap", func(c *Config) { c.Limits.MaxFileBytes = 0 }, "limits.max_file_bytes:"},

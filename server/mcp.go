@@ -136,6 +136,7 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		DataRoots:     cfg.Profile.DataRoots,
 		Egress:        policy,
 		Refresher:     o.Refresher,
+		Subset:        cfg.Tools.Subset,
 	})
 	return srv
 }

@@ -146,21 +146,22 @@ func toolTokens(t *testing.T, pages []json.RawMessage) map[string]int {
 
 // TestTools_ListTokens holds the cost of tools/list to a session: the JSON a
 // client receives, counted in cl100k_base tokens, must stay within budget
-// for a client with MCP Apps and one without.
+// for a client with MCP Apps and one without, and for the memory subset.
 func TestTools_ListTokens(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		apps bool
-	}{{"apps", true}, {"plain", false}} {
+		opts *tools.Options
+	}{{"apps", true, nil}, {"plain", false, nil}, {"memory subset", true, &tools.Options{Subset: tools.SubsetMemory}}} {
 		t.Run(c.name, func(t *testing.T) {
-			pages := listTools(t, tools.Tools(nil, nil), c.apps)
+			pages := listTools(t, tools.Tools(nil, c.opts), c.apps)
 			total := 0
 			for _, p := range pages {
 				total += profiler.Tokens(string(p))
 			}
 			per := toolTokens(t, pages)
 			var b strings.Builder
-			for _, st := range tools.Tools(nil, nil) {
+			for _, st := range tools.Tools(nil, c.opts) {
 				if n, ok := per[st.Tool.Name]; ok {
 					fmt.Fprintf(&b, " %s=%d", st.Tool.Name, n)
 				}

@@ -52,7 +52,21 @@ type Options struct {
 	// Refresher serves refresh_artifact and query_artifact_data; nil
 	// makes both answer that artifacts are not available.
 	Refresher *refresh.Refresher
+	// Subset limits the tools: SubsetAll ("" too) or SubsetMemory.
+	Subset string
 }
+
+// Tool subsets, for Options.Subset.
+const (
+	SubsetAll = "all"
+	// SubsetMemory is the six file commands of Anthropic's memory tool
+	// (memory_view, _create, _str_replace, _insert, _delete, _rename),
+	// for hosts that want few tools.
+	SubsetMemory = "memory"
+)
+
+// memoryCommands are the tools of SubsetMemory.
+var memoryCommands = []string{NameView, NameCreate, NameStrReplace, NameInsert, NameDelete, NameRename}
 
 // handlers holds the tools' dependencies.
 type handlers struct {
@@ -74,7 +88,11 @@ func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
 	if h.opts.Now == nil {
 		h.opts.Now = time.Now
 	}
-	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools())
+	all := slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools())
+	if h.opts.Subset == SubsetMemory {
+		return slices.DeleteFunc(all, func(t server.ServerTool) bool { return !slices.Contains(memoryCommands, t.Tool.Name) })
+	}
+	return all
 }
 
 // Register adds every tool to srv.

@@ -233,3 +233,22 @@ func TestTools_ReadmeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTools_Subset: the memory subset is exactly the six file commands of
+// Anthropic's memory tool; all (or nothing) is every tool.
+func TestTools_Subset(t *testing.T) {
+	names := func(opts *tools.Options) []string {
+		var out []string
+		for _, st := range tools.Tools(nil, opts) {
+			out = append(out, st.Tool.Name)
+		}
+		return out
+	}
+	want := []string{tools.NameView, tools.NameCreate, tools.NameStrReplace, tools.NameInsert, tools.NameDelete, tools.NameRename}
+	if got := names(&tools.Options{Subset: tools.SubsetMemory}); !slices.Equal(got, want) {
+		t.Errorf("memory subset: %v, want %v", got, want)
+	}
+	if all, def := names(&tools.Options{Subset: tools.SubsetAll}), names(nil); !slices.Equal(all, def) || len(all) <= len(want) {
+		t.Errorf("subset all: %v; default: %v", all, def)
+	}
+}
