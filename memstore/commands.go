@@ -337,7 +337,7 @@ func (s *Store) strReplaceLocked(ctx context.Context, p, old, new string, w *Wri
 			Hint: "Give the exact text to replace, or use insert to add lines."}
 	}
 	text := string(content)
-	switch lines := occurrenceLines(text, old); len(lines) {
+	switch n, lines := occurrences(text, old); n {
 	case 0:
 		return WriteResult{}, &Error{Kind: ErrNotFound,
 			Msg: fmt.Sprintf("No replacement was performed, old_str `%s` did not appear verbatim in %s.", old, vp)}
@@ -366,18 +366,20 @@ func (s *Store) strReplaceLocked(ctx context.Context, p, old, new string, w *Wri
 	return WriteResult{Message: b.String(), Commit: commit, SHA: blobSHA([]byte(updated))}, nil
 }
 
-// occurrenceLines returns the 1-indexed line of each non-overlapping
-// occurrence of sub in text.
-func occurrenceLines(text, sub string) []int {
-	var lines []int
+// occurrences counts the non-overlapping occurrences of sub in text and
+// returns the 1-indexed lines they start on, each line once, in order.
+func occurrences(text, sub string) (n int, lines []int) {
 	line, from := 1, 0
 	for {
 		i := strings.Index(text[from:], sub)
 		if i < 0 {
-			return lines
+			return n, lines
 		}
+		n++
 		line += strings.Count(text[from:from+i], "\n")
-		lines = append(lines, line)
+		if len(lines) == 0 || lines[len(lines)-1] != line {
+			lines = append(lines, line)
+		}
 		line += strings.Count(sub, "\n")
 		from += i + len(sub)
 	}

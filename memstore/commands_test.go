@@ -320,3 +320,31 @@ func TestStore_Put(t *testing.T) {
 		t.Errorf("%d commits after refused and unchanged Puts, want %d", got, before+1)
 	}
 }
+
+// TestStore_StrReplaceNotUnique: a non-unique old_str is refused, naming each
+// line it occurs on once, even when it occurs several times on a line.
+func TestStore_StrReplaceNotUnique(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, text, old, wantLines string
+	}{
+		{"two lines", "- a\n- b\n", "- ", "in lines: 1, 2."},
+		{"repeats on a line", "a - b\n- c - d - e\n- f\n", "- ", "in lines: 1, 2, 3."},
+		{"one line", "x x\n", "x", "in lines: 1."},
+		{"spans lines", "ab\nab\nab\n", "b\na", "in lines: 1, 2."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			if _, err := s.Create(ctx, "/memories/notes/dup.md", c.text, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.StrReplace(ctx, "/memories/notes/dup.md", c.old, "*", nil)
+			if !errors.Is(err, memstore.ErrConflict) {
+				t.Fatalf("err = %v, want ErrConflict", err)
+			}
+			if got := err.Error(); !strings.Contains(got, "Multiple occurrences of old_str `"+c.old+"` "+c.wantLines) {
+				t.Errorf("error %q lacks %q", got, c.wantLines)
+			}
+		})
+	}
+}

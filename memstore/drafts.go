@@ -476,7 +476,10 @@ func (s *Store) mergeOnto(ctx context.Context, diffs map[string]fileDiff, what, 
 // is unchanged.
 func (s *Store) DiscardDraft(ctx context.Context, ws string) (WriteResult, error) {
 	return s.lockedWrite(ctx, func() (WriteResult, error) {
-		p := s.principal(ctx)
+		p, err := s.needRole(ctx, ws, "discard a draft of", access.RoleSteward)
+		if err != nil {
+			return WriteResult{}, err
+		}
 		d, diffs, err := s.existingDraft(p.User, ws)
 		if err != nil {
 			return WriteResult{}, err

@@ -37,7 +37,7 @@ type SearchResult struct {
 // result says so. Hits carry virtual paths. Only what the context's
 // principal may read is searched (ReadableFilter): the index filters
 // inside its query, before ranking and limit.
-func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
+func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, err error) {
 	if len(s.mirrors) == 0 {
 		return SearchResult{}, errNoIndex
 	}
@@ -62,6 +62,14 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 	filter, err := s.ReadableFilter(ctx)
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("search: %w", err)
+	}
+	// A search is observed from here: embedding the query is part of it.
+	var res SearchResult
+	if o := s.opts.Observer; o != nil {
+		start := time.Now()
+		defer func() {
+			o.Searched(SearchEvent{Duration: time.Since(start), Fallback: res.Degraded != "", Err: err})
+		}()
 	}
 	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
 	if err != nil {
@@ -91,7 +99,6 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (SearchResult, er
 	if len(drafts) > 0 {
 		query.Limit = draftDepth(req.Limit, changed)
 	}
-	var res SearchResult
 	for i, m := range s.mirrors {
 		if err := s.catchUp(ctx, m); err != nil {
 			// A lagging index still answers; the next write or search

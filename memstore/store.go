@@ -83,6 +83,8 @@ type Options struct {
 	// published branch; the principal from the context of each call
 	// (access.WithPrincipal), none meaning the local owner.
 	Policy access.Policy
+	// Observer, when set, receives measurements of searches.
+	Observer Observer
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.

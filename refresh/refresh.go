@@ -40,6 +40,9 @@ type Options struct {
 	// Changed, when set, is called after a refresh committed, with the
 	// virtual paths it changed.
 	Changed func(paths []string)
+	// Recorded, when set, is called with the status of every run once
+	// it is recorded, whatever its outcome (e.g. for metrics).
+	Recorded func(Status)
 	// Logger receives runs that failed; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
@@ -80,6 +83,9 @@ func New(store *memstore.Store, snaps *Snapshots, opts *Options) *Refresher {
 // which virtual paths changed (replacing Options.Changed). Call it before
 // the refresher is used.
 func (r *Refresher) OnChanged(fn func(paths []string)) { r.opts.Changed = fn }
+
+// OnRecorded sets Options.Recorded. Call it before the first refresh.
+func (r *Refresher) OnRecorded(fn func(Status)) { r.opts.Recorded = fn }
 
 // Snapshots is the refresher's snapshot store.
 func (r *Refresher) Snapshots() *Snapshots { return r.snaps }
@@ -399,5 +405,8 @@ func (r *Refresher) record(req Request, res Result, err error, d time.Duration) 
 	}
 	if err := r.snaps.SaveStatus(st); err != nil {
 		r.log.Warn("refresh: saving the run's status failed", "err", err)
+	}
+	if r.opts.Recorded != nil {
+		r.opts.Recorded(st)
 	}
 }

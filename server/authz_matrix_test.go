@@ -99,11 +99,12 @@ var matrixPrincipals = []matrixPrincipal{
 
 // Outcomes of a cell.
 const (
-	outOK     = "ok"     // the call succeeded (or, for search and listings, showed the target)
-	outDenied = "denied" // refused with a message naming the role needed (resources: any error)
-	outError  = "error"  // failed for another reason
-	out401    = "401"    // refused by the HTTP layer
-	outNA     = "-"      // the operation does not apply to the target
+	outOK      = "ok"       // the call succeeded (or, for search and listings, showed the target)
+	outDenied  = "denied"   // refused with a message naming the role needed (resources: any error)
+	outError   = "error"    // failed for another reason
+	out401     = "401"      // refused by the HTTP layer
+	outNA      = "-"        // the operation does not apply to the target
+	outPropose = "proposal" // accepted as a proposal for an owner; nothing published
 )
 
 // matrixCell is what an operation runs against: one principal's session on
@@ -128,6 +129,7 @@ type matrixOp struct {
 	need          access.Role // viewer to read, steward to write
 	workspaceOnly bool        // needs a workspace target
 	allowErr      bool        // an allowed call may fail for another reason (no such artifact)
+	proposes      bool        // a viewer's call becomes a proposal instead of a refusal
 	// raw is the JSON-RPC request sent without a session by the rows
 	// that are refused before MCP.
 	raw string
@@ -140,6 +142,9 @@ func toolOutcome(res *mcp.CallToolResult, err error) string {
 		return outError
 	}
 	if !res.IsError {
+		if strings.Contains(resultText(res), "Recorded as proposal") {
+			return outPropose
+		}
 		return outOK
 	}
 	if text := resultText(res); strings.Contains(text, "may not") {
@@ -223,25 +228,25 @@ var toolOps = []matrixOp{
 		}},
 	{name: "tool memory_history", need: access.RoleViewer, raw: rawCall("tools/call", `{"name":"memory_history","arguments":{}}`),
 		run: func(c *matrixCell) string { return c.call("memory_history", map[string]any{"path": c.fixture}) }},
-	{name: "tool memory_create", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_create","arguments":{"path":"/memories/x.md","file_text":"x"}}`),
+	{name: "tool memory_create", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_create","arguments":{"path":"/memories/x.md","file_text":"x"}}`),
 		run: func(c *matrixCell) string {
 			return c.call("memory_create", map[string]any{"path": strings.TrimSuffix(c.fixture, ".md") + "-new.md", "file_text": "# New\n\n- A rule.\n"})
 		}},
-	{name: "tool memory_str_replace", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_str_replace","arguments":{"path":"/memories/x.md","old_str":"a","new_str":"b"}}`),
+	{name: "tool memory_str_replace", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_str_replace","arguments":{"path":"/memories/x.md","old_str":"a","new_str":"b"}}`),
 		run: func(c *matrixCell) string {
 			return c.call("memory_str_replace", map[string]any{"path": c.fixture, "old_str": c.term, "new_str": c.term + "z"})
 		}},
-	{name: "tool memory_insert", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_insert","arguments":{"path":"/memories/x.md","insert_line":0,"insert_text":"x"}}`),
+	{name: "tool memory_insert", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_insert","arguments":{"path":"/memories/x.md","insert_line":0,"insert_text":"x"}}`),
 		run: func(c *matrixCell) string {
 			return c.call("memory_insert", map[string]any{"path": c.fixture, "insert_line": 0, "insert_text": "- Another rule."})
 		}},
-	{name: "tool memory_delete", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_delete","arguments":{"path":"/memories/x.md"}}`),
+	{name: "tool memory_delete", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_delete","arguments":{"path":"/memories/x.md"}}`),
 		run: func(c *matrixCell) string { return c.call("memory_delete", map[string]any{"path": c.fixture}) }},
-	{name: "tool memory_rename", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_rename","arguments":{"old_path":"/memories/x.md","new_path":"/memories/y.md"}}`),
+	{name: "tool memory_rename", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_rename","arguments":{"old_path":"/memories/x.md","new_path":"/memories/y.md"}}`),
 		run: func(c *matrixCell) string {
 			return c.call("memory_rename", map[string]any{"old_path": c.fixture, "new_path": strings.TrimSuffix(c.fixture, ".md") + "-moved.md"})
 		}},
-	{name: "tool memory_revert", need: access.RoleSteward, raw: rawCall("tools/call", `{"name":"memory_revert","arguments":{"path":"/memories/x.md","commit":"abcd"}}`),
+	{name: "tool memory_revert", need: access.RoleSteward, proposes: true, raw: rawCall("tools/call", `{"name":"memory_revert","arguments":{"path":"/memories/x.md","commit":"abcd"}}`),
 		run: func(c *matrixCell) string {
 			ctx := context.Background()
 			hist, err := c.store.History(ctx, c.fixture, &memstore.HistoryOptions{Limit: 1})
@@ -262,9 +267,50 @@ var toolOps = []matrixOp{
 		run: func(c *matrixCell) string {
 			return c.call("query_artifact_data", map[string]any{"workspace": c.ws, "artifact": "report", "sql": "SELECT count(*) FROM data"})
 		}},
-	{name: "tool show_artifact", need: access.RoleViewer, workspaceOnly: true, allowErr: true, raw: rawCall("tools/call", `{"name":"show_artifact","arguments":{"workspace":"team","artifact":"a"}}`),
+	// show_artifact is listed only to clients that declare MCP Apps, which
+	// this client does not; its handler makes the same read check as
+	// query_artifact_data.
+	{name: "tool memory_draft_open", need: access.RoleSteward, workspaceOnly: true, raw: rawCall("tools/call", `{"name":"memory_draft_open","arguments":{"workspace":"team"}}`),
 		run: func(c *matrixCell) string {
-			return c.call("show_artifact", map[string]any{"workspace": c.ws, "artifact": "report"})
+			out := c.call("memory_draft_open", map[string]any{"workspace": c.ws})
+			if out == outOK { // leave nothing open for the cells after
+				if d := c.call("memory_draft_discard", map[string]any{"workspace": c.ws}); d != outOK {
+					c.t.Fatalf("discard the draft just opened: %s", d)
+				}
+			}
+			return out
+		}},
+	{name: "tool memory_publish", need: access.RoleSteward, workspaceOnly: true, allowErr: true, // no draft open
+		raw: rawCall("tools/call", `{"name":"memory_publish","arguments":{"workspace":"team","message":"m"}}`),
+		run: func(c *matrixCell) string {
+			return c.call("memory_publish", map[string]any{"workspace": c.ws, "message": "publish " + c.term})
+		}},
+	{name: "tool memory_draft_discard", need: access.RoleSteward, workspaceOnly: true, allowErr: true, // no draft open
+		raw: rawCall("tools/call", `{"name":"memory_draft_discard","arguments":{"workspace":"team"}}`),
+		run: func(c *matrixCell) string { return c.call("memory_draft_discard", map[string]any{"workspace": c.ws}) }},
+	{name: "tool memory_proposals", need: access.RoleViewer, workspaceOnly: true, raw: rawCall("tools/call", `{"name":"memory_proposals","arguments":{"workspace":"team"}}`),
+		run: func(c *matrixCell) string { return c.call("memory_proposals", map[string]any{"workspace": c.ws}) }},
+	{name: "tool memory_proposal_approve", need: access.RoleOwner, workspaceOnly: true, allowErr: true, // no such proposal
+		raw: rawCall("tools/call", `{"name":"memory_proposal_approve","arguments":{"workspace":"team","id":"x"}}`),
+		run: func(c *matrixCell) string {
+			return c.call("memory_proposal_approve", map[string]any{"workspace": c.ws, "id": "261201-000000-abcdef"})
+		}},
+	{name: "tool memory_proposal_reject", need: access.RoleOwner, workspaceOnly: true, allowErr: true, // no such proposal
+		raw: rawCall("tools/call", `{"name":"memory_proposal_reject","arguments":{"workspace":"team","id":"x"}}`),
+		run: func(c *matrixCell) string {
+			return c.call("memory_proposal_reject", map[string]any{"workspace": c.ws, "id": "261201-000000-abcdef"})
+		}},
+	{name: "tool workspace_publish_template", need: access.RoleOwner, workspaceOnly: true,
+		raw: rawCall("tools/call", `{"name":"workspace_publish_template","arguments":{"workspace":"team","version":"1"}}`),
+		run: func(c *matrixCell) string {
+			return c.call("workspace_publish_template", map[string]any{"workspace": c.ws, "version": c.term})
+		}},
+	{name: "tool workspace_load", need: access.RoleViewer, workspaceOnly: true,
+		raw: rawCall("tools/call", `{"name":"workspace_load","arguments":{"template":"team@1","new_workspace":"mine"}}`),
+		run: func(c *matrixCell) string {
+			_, err := c.store.PublishTemplate(context.Background(), c.ws, c.term)
+			c.local(err)
+			return c.call("workspace_load", map[string]any{"template": c.ws + "@" + c.term, "new_workspace": "loaded-" + c.term})
 		}},
 	{name: "resource memory://workspaces", need: access.RoleViewer, workspaceOnly: true, raw: rawCall("resources/read", `{"uri":"memory://workspaces"}`),
 		run: func(c *matrixCell) string {
@@ -303,16 +349,24 @@ func resourceOps() []matrixOp {
 }
 
 // expected is the outcome the matrix wants for principal p, operation op
-// and target. When part DRAFTS is merged, a viewer's write in the own
-// workspace becomes a proposal instead of a refusal: that cell's expectation
-// then changes from denied to a successful call that leaves the published
-// file unchanged.
+// and target. A viewer's write in a workspace becomes a proposal instead of
+// a refusal.
 func expected(p matrixPrincipal, op matrixOp, target int) string {
+	inWS := target == tOwnWS || target == tOtherWS
 	switch {
-	case op.workspaceOnly && target != tOwnWS && target != tOtherWS:
+	case op.workspaceOnly && !inWS:
 		return outNA
 	case p.levels == nil:
 		return out401
+	case op.proposes && inWS && p.levels[target] == access.RoleViewer:
+		return outPropose
+	case op.proposes && inWS && p.name == "service" && p.levels[target] == access.RoleSteward:
+		// A service token's writes declare no source: inferred, which
+		// a non-owner's write turns into a proposal.
+		return outPropose
+	case op.name == "tool workspace_load" && p.name == "service":
+		// A service cannot create a workspace: it needs a person as owner.
+		return outDenied
 	case p.levels[target] >= op.need:
 		return outOK
 	}
@@ -394,7 +448,7 @@ func TestAuthz_Matrix(t *testing.T) {
 // apply to a target are left out of its table.
 func renderMatrix(got map[string]string) string {
 	var b strings.Builder
-	b.WriteString("legend: ok allowed; denied refused naming the role; 401 refused by HTTP; error failed otherwise (allowed where a call may fail for lack of an artifact);\n" +
+	b.WriteString("legend: ok allowed; proposal accepted as a proposal for an owner; denied refused naming the role; 401 refused by HTTP; error failed otherwise (allowed where a call may fail for lack of an artifact);\n" +
 		"        ? expected denied, pending enforcement (enforced=false); ! violation\n")
 	for ti, tn := range targetNames {
 		fmt.Fprintf(&b, "\n== target: %s ==\n%-32s", tn, "")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/internal/mcpsource"
+	"github.com/selmem/selmem/tools"
 )
 
 // Config is selmem's effective configuration. cmd fills it from the config
@@ -37,6 +38,14 @@ type Config struct {
 	HTTP              HTTPConfig     `mapstructure:"http" yaml:"http"`
 	Profile           ProfileConfig  `mapstructure:"profile" yaml:"profile"`
 	Refresh           RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
+	Tools             ToolsConfig    `mapstructure:"tools" yaml:"tools"`
+}
+
+// ToolsConfig selects the MCP tools served.
+type ToolsConfig struct {
+	// Subset is all (default) or memory: only the six file commands of
+	// Anthropic's memory tool, for hosts that want few tools.
+	Subset string `mapstructure:"subset" yaml:"subset"`
 }
 
 // RefreshConfig configures artifact refreshes. Connectors read what the
@@ -135,6 +144,8 @@ type HTTPConfig struct {
 	// authentication (flag --insecure-no-auth): anyone who reaches the port
 	// acts as the local owner. Logged as a warning at every start.
 	InsecureNoAuth bool `mapstructure:"insecure_no_auth" yaml:"insecure_no_auth"`
+	// Metrics serves Prometheus metrics at /metrics (PathMetrics).
+	Metrics bool `mapstructure:"metrics" yaml:"metrics"`
 }
 
 // DefaultAllowedOrigins are the origins of pages served from this machine.
@@ -144,10 +155,17 @@ var DefaultAllowedOrigins = []string{
 	"http://[::1]:*", "https://[::1]:*",
 }
 
+// Log formats, for LogConfig.Format.
+const (
+	LogFormatText = "text" // slog's key=value lines
+	LogFormatJSON = "json" // one JSON object a line, for log collectors
+)
+
 // LogConfig configures the slog logger (always stderr or a file, never stdout).
 type LogConfig struct {
-	Level string `mapstructure:"level" yaml:"level"` // debug, info, warn, error
-	File  string `mapstructure:"file" yaml:"file"`   // "" for stderr
+	Level  string `mapstructure:"level" yaml:"level"`   // debug, info, warn, error
+	Format string `mapstructure:"format" yaml:"format"` // LogFormatText (default) or LogFormatJSON
+	File   string `mapstructure:"file" yaml:"file"`     // "" for stderr
 }
 
 // LimitsConfig bounds what the write gate accepts.
@@ -189,7 +207,7 @@ func DefaultConfig() Config {
 		Author:            "selmem",
 		Durability:        "fsync",
 		ProposalThreshold: 0.5,
-		Log:               LogConfig{Level: "info"},
+		Log:               LogConfig{Level: "info", Format: LogFormatText},
 		Limits:            LimitsConfig{MaxFileBytes: 256 << 10, MaxWorkspaceBytes: 8 << 20},
 		Index:             IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
 		Embedder:          EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
@@ -204,7 +222,9 @@ func DefaultConfig() Config {
 			SessionIdleTTL:    30 * time.Minute,
 			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
 			Auth:              defaultAuthConfig(),
+			Metrics:           true,
 		},
+		Tools:   ToolsConfig{Subset: tools.SubsetAll},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
@@ -230,6 +250,16 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Tools.Subset {
+	case tools.SubsetAll, tools.SubsetMemory:
+	default:
+		bad("tools.subset", "%q is not one of all, memory", c.Tools.Subset)
+	}
+	switch c.Log.Format {
+	case LogFormatText, LogFormatJSON:
+	default:
+		bad("log.format", "%q is not one of text, json", c.Log.Format)
 	}
 	if c.Limits.MaxFileBytes <= 0 {
 		bad("limits.max_file_bytes", "must be > 0")

@@ -41,6 +41,14 @@ func inspector(t *testing.T) string {
 // stdio and decodes its JSON answer.
 func runInspector(t *testing.T, cli, home string, args ...string) map[string]any {
 	t.Helper()
+	v, _ := runInspectorStderr(t, cli, home, args...)
+	return v
+}
+
+// runInspectorStderr is runInspector that also returns the CLI's stderr,
+// where it reports tool-schema portability findings.
+func runInspectorStderr(t *testing.T, cli, home string, args ...string) (map[string]any, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	argv := append([]string{"--cli", "-e", "SELMEM_HOME=" + home, "-e", "SELMEM_AUTHOR=inspector", bin, "serve"}, args...)
@@ -58,14 +66,19 @@ func runInspector(t *testing.T, cli, home string, args ...string) map[string]any
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("inspector %v: not JSON: %v\n%s", args, err, out)
 	}
-	return v
+	return v, stderr.String()
 }
 
 func TestServe_Inspector(t *testing.T) {
 	cli := inspector(t)
 	home := t.TempDir()
 
-	list := runInspector(t, cli, home, "--method", "tools/list")
+	// --strict reports every tool-schema portability finding (type
+	// unions, bare boolean schemas, …) on stderr; there must be none.
+	list, stderr := runInspectorStderr(t, cli, home, "--method", "tools/list", "--strict")
+	if strings.Contains(stderr, "Warning:") || strings.Contains(stderr, "Error:") || strings.Contains(stderr, "portability") {
+		t.Errorf("the Inspector reports schema portability findings:\n%s", stderr)
+	}
 	tools, _ := list["tools"].([]any)
 	names := map[string]bool{}
 	for _, x := range tools {

@@ -58,13 +58,16 @@ type Options struct {
 	Refresher *refresh.Refresher
 	// NextRun says when an artifact's next scheduled refresh is.
 	NextRun func(workspace, artifact string) (time.Time, bool)
+	// Metrics, when set, measures every tool call and refresh run.
+	Metrics *Metrics
 }
 
 // DefaultSource returns the provenance recorded for a write that declares
 // none. Over stdio the local user is the principal and owner, and the host
 // runs each tool call on their behalf: user_confirmed, as for the command
-// line. Over HTTP there is no authenticated principal yet, so nothing
-// vouches for the content: inferred.
+// line. Over HTTP it is inferred: an authenticated person's writes are
+// recorded as user_confirmed by the tools (their own host acts for them),
+// and nothing else vouches for the content.
 func DefaultSource(transport string) string {
 	if transport == TransportHTTP {
 		return memstore.SourceInferred
@@ -104,6 +107,7 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		mcpserver.WithResourceRecovery(),
 	)
 	installProtocol(srv, log)
+	o.Metrics.install(srv)
 	if o.Refresher != nil {
 		// MCP Apps: artifacts as views, for the clients that declare it.
 		mcpserver.WithExtensions(mcpapps.Capability())(srv)
@@ -114,6 +118,9 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 	mcpserver.WithResourceCompletionProvider(reg)(srv)
 	if o.Refresher != nil {
 		o.Refresher.OnChanged(reg.Changed)
+		if o.Metrics != nil {
+			o.Refresher.OnRecorded(o.Metrics.Refreshed)
+		}
 	}
 	policy, err := egress.New(cfg.Profile.Egress())
 	if err != nil {
@@ -130,6 +137,8 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 		DataRoots:     cfg.Profile.DataRoots,
 		Egress:        policy,
 		Refresher:     o.Refresher,
+		Subset:        cfg.Tools.Subset,
+		Shared:        o.Transport == TransportHTTP && cfg.HTTP.Auth.Enabled(),
 	})
 	return srv
 }

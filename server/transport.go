@@ -50,6 +50,8 @@ type HTTPOptions struct {
 	// authentication is configured: the local owner (Config.Author; ""
 	// is "selmem").
 	LocalUser string
+	// Metrics, when set, serves PathMetrics (see Metrics.Handler).
+	Metrics http.Handler
 }
 
 // HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
@@ -126,6 +128,9 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	mux.HandleFunc(PathMCP, h.serveMCP)
 	if o.Artifacts != nil {
 		mux.Handle(PathArtifacts, o.Artifacts)
+	}
+	if o.Metrics != nil {
+		mux.Handle(PathMetrics, o.Metrics)
 	}
 	if cfg.Auth.Enabled() {
 		// The bare well-known path, which 401 answers point to, and the

@@ -18,8 +18,8 @@ const NameShowArtifact = "show_artifact"
 
 // ShowArtifactArgs are show_artifact's arguments.
 type ShowArtifactArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace of the artifact, e.g. sales."`
-	Artifact  string `json:"artifact" jsonschema:"Artifact name: its directory under /memories/workspaces/{workspace}/artifacts/."`
+	Workspace string `json:"workspace" jsonschema:"Workspace, e.g. sales."`
+	Artifact  string `json:"artifact" jsonschema:"Artifact name."`
 }
 
 // ShowArtifactOutput is show_artifact's structured output.
@@ -36,11 +36,10 @@ func (h *handlers) appsTools() []server.ServerTool {
 	return []server.ServerTool{
 		typedRequest(mcp.NewTool(NameShowArtifact,
 			mcp.WithToolTitle("Show artifact"),
-			mcp.WithDescription("Show an artifact (a dashboard or report under /memories/workspaces/{workspace}/artifacts/{artifact}/) with its current data in the conversation, without refreshing it and without reading the data into the conversation. "+
-				"Use refresh_artifact instead when the user wants newer data."),
+			mcp.WithDescription("Show an artifact with its current data in the conversation, without refreshing it and without the data entering your context. "+
+				"For newer data use refresh_artifact."),
 			mcp.WithInputSchema[ShowArtifactArgs](),
-			mcp.WithOutputSchema[ShowArtifactOutput](),
-			annotations("Show artifact", true, false, true),
+			annotations(true, false, true),
 			withUI(),
 		), h.showArtifact),
 	}

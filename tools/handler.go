@@ -53,7 +53,9 @@ func typed[A any](t mcp.Tool, fn func(ctx context.Context, args A) *mcp.CallTool
 
 // typedRequest is typed for handlers that also need the request itself,
 // e.g. its progress token.
+// Every tool's schema is made portable here (see lean).
 func typedRequest[A any](t mcp.Tool, fn func(ctx context.Context, req mcp.CallToolRequest, args A) *mcp.CallToolResult) server.ServerTool {
+	t = lean(t)
 	schema := parseArgSchema(t)
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
@@ -62,6 +64,12 @@ func typedRequest[A any](t mcp.Tool, fn func(ctx context.Context, req mcp.CallTo
 		}
 		return fn(ctx, req, args), nil
 	}}
+}
+
+// splitPath splits "a.b.c" into its parents [a b] and its last name c.
+func splitPath(name string) (parents []string, last string) {
+	parts := strings.Split(name, ".")
+	return parts[:len(parts)-1], parts[len(parts)-1]
 }
 
 // bind decodes the call's arguments into target; it returns "" or an error
@@ -368,12 +376,12 @@ func withSchema(props map[string]map[string]any) mcp.ToolOption {
 		for name, kw := range props {
 			// "a.b" is property b of the object property a.
 			m := ps
-			parts := strings.Split(name, ".")
-			for _, parent := range parts[:len(parts)-1] {
+			parents, last := splitPath(name)
+			for _, parent := range parents {
 				pp, _ := m[parent].(map[string]any)
 				m, _ = pp["properties"].(map[string]any)
 			}
-			p, ok := m[parts[len(parts)-1]].(map[string]any)
+			p, ok := m[last].(map[string]any)
 			if !ok {
 				panic(fmt.Sprintf("tools: %s: no property %q", t.Name, name))
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // Tool names: the contract with clients.
@@ -22,21 +23,23 @@ const (
 	NameRevert     = "memory_revert"
 )
 
-// Provenance is the optional provenance every write accepts.
+// Provenance is the optional provenance of a write that states content,
+// recorded in the commit. Deletes, renames and reverts state none and take
+// none: they record the transport's default (Options.DefaultSource).
 type Provenance struct {
-	Source     string   `json:"source,omitempty" jsonschema:"How the content is known: user_confirmed (the user said or approved it), repeated_user_signal, trusted_tool_result or inferred (your own conclusion). Recorded in the commit."`
-	Confidence *float64 `json:"confidence,omitempty" jsonschema:"Confidence in the content, between 0 and 1. Recorded in the commit."`
+	Source     string   `json:"source,omitempty" jsonschema:"How you know the content: user_confirmed if the user said or approved it, inferred if you concluded it."`
+	Confidence *float64 `json:"confidence,omitempty" jsonschema:"How sure you are of the content, 0 to 1."`
 }
 
 // Precondition is the optimistic-concurrency check of an edit.
 type Precondition struct {
-	ExpectedSHA string `json:"expected_sha,omitempty" jsonschema:"When set, the write happens only if the file's current sha (from memory_view or a previous write) still equals it; otherwise nothing is written and you should view the file again."`
+	ExpectedSHA string `json:"expected_sha,omitempty" jsonschema:"Write only if the file's sha (from memory_view or your last write) is still this."`
 }
 
 // ViewArgs are memory_view's arguments.
 type ViewArgs struct {
-	Path      string `json:"path" jsonschema:"Path of the file or directory, under /memories (e.g. /memories or /memories/workspaces/sales/task.md)."`
-	ViewRange []int  `json:"view_range,omitempty" jsonschema:"Optional [start, end] line range of a file, 1-indexed and inclusive; end -1 means the end of the file."`
+	Path      string `json:"path" jsonschema:"File or directory, e.g. /memories/workspaces/sales/task.md."`
+	ViewRange []int  `json:"view_range,omitempty" jsonschema:"[start, end] lines of a file, 1-based; end -1 is the last line."`
 }
 
 // ViewOutput is memory_view's structured output.
@@ -46,42 +49,39 @@ type ViewOutput struct {
 
 // CreateArgs are memory_create's arguments.
 type CreateArgs struct {
-	Path     string `json:"path" jsonschema:"Path of the new file under /memories; it must not exist yet."`
-	FileText string `json:"file_text" jsonschema:"Content of the new file."`
+	Path     string `json:"path" jsonschema:"New file under /memories."`
+	FileText string `json:"file_text" jsonschema:"Its content."`
 	Provenance
-	Precondition
 }
 
 // StrReplaceArgs are memory_str_replace's arguments.
 type StrReplaceArgs struct {
-	Path   string `json:"path" jsonschema:"Path of the file to edit, under /memories."`
-	OldStr string `json:"old_str" jsonschema:"Text to replace; it must occur exactly once in the file, verbatim."`
-	NewStr string `json:"new_str" jsonschema:"Replacement text; empty deletes old_str."`
+	Path   string `json:"path" jsonschema:"File to edit."`
+	OldStr string `json:"old_str" jsonschema:"Exact text that occurs once in the file."`
+	NewStr string `json:"new_str" jsonschema:"Replacement; empty deletes old_str."`
 	Provenance
 	Precondition
 }
 
 // InsertArgs are memory_insert's arguments.
 type InsertArgs struct {
-	Path       string `json:"path" jsonschema:"Path of the file to edit, under /memories."`
-	InsertLine int    `json:"insert_line" jsonschema:"Line after which to insert; 0 inserts at the top of the file."`
-	InsertText string `json:"insert_text" jsonschema:"Text to insert, one or more lines."`
+	Path       string `json:"path" jsonschema:"File to edit."`
+	InsertLine int    `json:"insert_line" jsonschema:"Line to insert after; 0 is the top."`
+	InsertText string `json:"insert_text" jsonschema:"Lines to insert."`
 	Provenance
 	Precondition
 }
 
 // DeleteArgs are memory_delete's arguments.
 type DeleteArgs struct {
-	Path string `json:"path" jsonschema:"Path of the file or directory to delete, under /memories. History keeps it: memory_revert brings it back."`
-	Provenance
+	Path string `json:"path" jsonschema:"File or directory to delete."`
 	Precondition
 }
 
 // RenameArgs are memory_rename's arguments.
 type RenameArgs struct {
-	OldPath string `json:"old_path" jsonschema:"Current path of the file or directory, under /memories."`
-	NewPath string `json:"new_path" jsonschema:"New path under /memories; it must not exist yet."`
-	Provenance
+	OldPath string `json:"old_path" jsonschema:"File or directory to move."`
+	NewPath string `json:"new_path" jsonschema:"Its new path; must not exist."`
 	Precondition
 }
 
@@ -93,6 +93,11 @@ type WriteOutput struct {
 
 func (p Provenance) options(ctx context.Context, h *handlers, tool string, pre Precondition) *memstore.WriteOptions {
 	src := p.Source
+	if pr, ok := access.FromContext(ctx); src == "" && ok && pr.Kind == access.KindPerson {
+		// An authenticated person's own host acts for them, as the local
+		// user's does over stdio.
+		src = memstore.SourceUserConfirmed
+	}
 	if src == "" {
 		src = h.opts.DefaultSource
 	}
@@ -103,69 +108,56 @@ func (h *handlers) memoryTools() []server.ServerTool {
 	return []server.ServerTool{
 		typed(mcp.NewTool(NameView,
 			mcp.WithToolTitle("View memory"),
-			mcp.WithDescription("Show a memory file with line numbers, or list a directory two levels deep. "+
-				"Start every task by viewing /memories (or reading the workspace's context resource) to load what earlier sessions learned. "+
-				"Same parameters and result text as the view command of Anthropic's memory tool."),
+			mcp.WithDescription("Show a memory file with line numbers, or list a directory. "+
+				"Start every task by viewing /memories to load what earlier sessions learned."),
 			mcp.WithInputSchema[ViewArgs](),
 			withSchema(map[string]map[string]any{
 				"view_range": {"minItems": 2, "maxItems": 2},
 			}),
-			mcp.WithOutputSchema[ViewOutput](),
-			annotations("View memory", true, false, true),
+			annotations(true, false, true),
 		), h.view),
 		typed(mcp.NewTool(NameCreate,
 			mcp.WithToolTitle("Create memory file"),
-			mcp.WithDescription("Create a new memory file; it never overwrites an existing one. "+
-				"Store reusable context only — task specifications, data schemas, tool configurations, output constraints, one rule per bullet — "+
-				"never transcripts, tool logs, reasoning, scratch work, secrets or raw data (the write gate refuses them). "+
-				"Same parameters and result text as the create command of Anthropic's memory tool."),
+			mcp.WithDescription("Create a memory file (never overwrites). "+
+				"Store reusable context — task rules, data schemas, tool configurations, output constraints — one rule per bullet; "+
+				"transcripts, logs, reasoning, secrets and raw data are refused."),
 			mcp.WithInputSchema[CreateArgs](),
 			withSchema(provenanceKeywords()),
-			mcp.WithOutputSchema[WriteOutput](),
 			// A second identical call is refused (the file exists) and
 			// changes nothing, hence idempotent.
-			annotations("Create memory file", false, false, true),
+			annotations(false, false, true),
 		), h.create),
 		typed(mcp.NewTool(NameStrReplace,
 			mcp.WithToolTitle("Replace text in memory"),
-			mcp.WithDescription("Replace the only occurrence of old_str with new_str in a memory file. "+
-				"Same parameters and result text as the str_replace command of Anthropic's memory tool."),
+			mcp.WithDescription("Replace the one occurrence of old_str in a memory file: "+
+				"edit an existing rule rather than add a near-duplicate."),
 			mcp.WithInputSchema[StrReplaceArgs](),
 			withSchema(provenanceKeywords()),
-			mcp.WithOutputSchema[WriteOutput](),
 			// Replacing text is not additive (destructive in MCP's sense,
 			// though git keeps the old text); repeating it may edit again.
-			annotations("Replace text in memory", false, true, false),
+			annotations(false, true, false),
 		), h.strReplace),
 		typed(mcp.NewTool(NameInsert,
 			mcp.WithToolTitle("Insert lines into memory"),
-			mcp.WithDescription("Insert text after a given line of a memory file (0 inserts at the top). "+
-				"Same parameters and result text as the insert command of Anthropic's memory tool."),
+			mcp.WithDescription("Insert lines after a given line of a memory file (0 is the top): add a rule to an existing file."),
 			mcp.WithInputSchema[InsertArgs](),
 			withSchema(mergeKeywords(provenanceKeywords(), map[string]map[string]any{
 				"insert_line": {"minimum": 0},
 			})),
-			mcp.WithOutputSchema[WriteOutput](),
-			annotations("Insert lines into memory", false, false, false),
+			annotations(false, false, false),
 		), h.insert),
 		typed(mcp.NewTool(NameDelete,
 			mcp.WithToolTitle("Delete memory"),
-			mcp.WithDescription("Delete a memory file, or a directory and everything in it. "+
-				"The history keeps it: memory_revert restores it. "+
-				"Same parameters and result text as the delete command of Anthropic's memory tool."),
+			mcp.WithDescription("Delete a memory file or directory that is wrong or obsolete. "+
+				"History keeps it: memory_revert restores it."),
 			mcp.WithInputSchema[DeleteArgs](),
-			withSchema(provenanceKeywords()),
-			mcp.WithOutputSchema[WriteOutput](),
-			annotations("Delete memory", false, true, true),
+			annotations(false, true, true),
 		), h.delete),
 		typed(mcp.NewTool(NameRename,
 			mcp.WithToolTitle("Rename memory"),
-			mcp.WithDescription("Rename or move a memory file or directory; it never overwrites the destination. "+
-				"Same parameters and result text as the rename command of Anthropic's memory tool."),
+			mcp.WithDescription("Move or rename a memory file or directory that belongs elsewhere (never overwrites)."),
 			mcp.WithInputSchema[RenameArgs](),
-			withSchema(provenanceKeywords()),
-			mcp.WithOutputSchema[WriteOutput](),
-			annotations("Rename memory", false, false, true),
+			annotations(false, false, true),
 		), h.rename),
 	}
 }
@@ -210,7 +202,7 @@ func (h *handlers) written(tool string, r memstore.WriteResult, err error, paths
 }
 
 func (h *handlers) create(ctx context.Context, a CreateArgs) *mcp.CallToolResult {
-	r, err := h.store.Create(ctx, a.Path, a.FileText, a.options(ctx, h, NameCreate, a.Precondition))
+	r, err := h.store.Create(ctx, a.Path, a.FileText, a.options(ctx, h, NameCreate, Precondition{}))
 	return h.written(NameCreate, r, err, a.Path)
 }
 
@@ -225,11 +217,11 @@ func (h *handlers) insert(ctx context.Context, a InsertArgs) *mcp.CallToolResult
 }
 
 func (h *handlers) delete(ctx context.Context, a DeleteArgs) *mcp.CallToolResult {
-	r, err := h.store.Delete(ctx, a.Path, a.options(ctx, h, NameDelete, a.Precondition))
+	r, err := h.store.Delete(ctx, a.Path, Provenance{}.options(ctx, h, NameDelete, a.Precondition))
 	return h.written(NameDelete, r, err, a.Path)
 }
 
 func (h *handlers) rename(ctx context.Context, a RenameArgs) *mcp.CallToolResult {
-	r, err := h.store.Rename(ctx, a.OldPath, a.NewPath, a.options(ctx, h, NameRename, a.Precondition))
+	r, err := h.store.Rename(ctx, a.OldPath, a.NewPath, Provenance{}.options(ctx, h, NameRename, a.Precondition))
 	return h.written(NameRename, r, err, a.OldPath, a.NewPath)
 }

@@ -31,22 +31,22 @@ const (
 
 // ProfileSourceArgs are profile_source's arguments.
 type ProfileSourceArgs struct {
-	Workspace    string     `json:"workspace" jsonschema:"Workspace to store the schema in: the name under /memories/workspaces/, e.g. sales."`
-	Name         string     `json:"name" jsonschema:"Name of the schema, a single name such as orders: the profile is written to /memories/workspaces/{workspace}/schemas/{name}.md."`
-	Source       SourceArgs `json:"source" jsonschema:"The data source to profile."`
-	BudgetTokens int        `json:"budget_tokens,omitempty" jsonschema:"Token budget of the rendered profile; default 60 + 32 per column, at most 2700."`
+	Workspace    string     `json:"workspace" jsonschema:"Workspace, e.g. sales."`
+	Name         string     `json:"name" jsonschema:"Schema name, e.g. orders."`
+	Source       SourceArgs `json:"source" jsonschema:"The data to profile."`
+	BudgetTokens int        `json:"budget_tokens,omitempty" jsonschema:"Default 60 + 32 per column."`
 }
 
 // SourceArgs describe the source profile_source reads.
 type SourceArgs struct {
-	Kind           string `json:"kind" jsonschema:"file, sql or rest."`
-	Path           string `json:"path,omitempty" jsonschema:"file: absolute path of a CSV/TSV, JSON, JSON Lines, Parquet or Arrow file (optionally .gz), inside the server's data roots. sql: instead of connection, a SQLite database file inside the data roots."`
-	Connection     string `json:"connection,omitempty" jsonschema:"sql: name of a database connection the user configured in selmem (profile.connections), e.g. sales. You never give a DSN, host or password: if no suitable connection exists, ask the user to configure one."`
-	Query          string `json:"query,omitempty" jsonschema:"sql: one read-only SELECT (or WITH … SELECT) whose rows to profile; anything that writes is refused."`
-	URL            string `json:"url,omitempty" jsonschema:"rest: http or https URL answering JSON to a GET. Loopback, private and cloud metadata addresses are refused unless the user allowed them (profile.allowed_hosts)."`
-	RecordsPath    string `json:"records_path,omitempty" jsonschema:"rest: dot-separated path to the records array in the response, e.g. data.items; default the document itself."`
-	Credential     string `json:"credential,omitempty" jsonschema:"rest: name of a credential the user configured in selmem (profile.credentials), e.g. sales-api; it is sent only to the hosts the user bound it to. You never handle the secret: if the endpoint needs one that is not configured, ask the user to configure it."`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"rest: seconds to wait for the endpoint, 1 to 300; default 30."`
+	Kind           string `json:"kind" jsonschema:"Which fields apply."`
+	Path           string `json:"path,omitempty" jsonschema:"file: CSV/TSV, JSON, JSONL, Parquet or Arrow (.gz too); sql: a SQLite file."`
+	Connection     string `json:"connection,omitempty" jsonschema:"sql: name of a database connection the user configured."`
+	Query          string `json:"query,omitempty" jsonschema:"sql: one read-only SELECT."`
+	URL            string `json:"url,omitempty" jsonschema:"rest: URL answering JSON to a GET."`
+	RecordsPath    string `json:"records_path,omitempty" jsonschema:"rest: dot path to the records array, e.g. data.items."`
+	Credential     string `json:"credential,omitempty" jsonschema:"rest: name of a credential the user configured."`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"rest: seconds to wait."`
 }
 
 // ProfileRelationship is one candidate join of profile_source's output.
@@ -71,23 +71,20 @@ func (h *handlers) profileTools() []server.ServerTool {
 	return []server.ServerTool{
 		typedRequest(mcp.NewTool(NameProfileSource,
 			mcp.WithToolTitle("Profile data source"),
-			mcp.WithDescription("Profile a data source — a CSV/TSV/JSON/Parquet/Arrow file, the rows of a SQL query, or the JSON records of a REST endpoint — "+
-				"into a compact statistical schema (types, nulls, distinct counts, ranges, top values, keys; never the raw data), "+
-				"stored as /memories/workspaces/{workspace}/schemas/{name}.md, and recompute the workspace's schemas/relationships.md (candidate join keys). "+
-				"Returns the rendered profile. Profiling the same data again changes nothing. "+
-				"SQL queries are read-only (one SELECT). Databases and secrets are named, never given: a sql source names a connection and a rest source a credential the user configured in selmem; "+
-				"when the one needed is missing, ask the user to configure it (profile.connections, profile.credentials) rather than asking for a password or DSN."),
+			mcp.WithDescription("Profile a data file, SQL query or JSON endpoint into a statistical schema (never raw data) "+
+				"at /memories/workspaces/{workspace}/schemas/{name}.md, updating the candidate joins in schemas/relationships.md. "+
+				"Use it before working with a data source. Connections and credentials are configured by the user and only named here: "+
+				"if one is missing, ask the user to add it, never for a password or DSN."),
 			mcp.WithInputSchema[ProfileSourceArgs](),
 			withSchema(map[string]map[string]any{
 				"source.kind":            {"enum": []string{schemas.KindFile, schemas.KindSQL, schemas.KindREST}},
 				"source.timeout_seconds": {"minimum": 1, "maximum": MaxProfileTimeout, "default": 30},
 				"budget_tokens":          {"minimum": 0, "maximum": 20000},
 			}),
-			mcp.WithOutputSchema[ProfileSourceOutput](),
 			// Writes memory, adds and replaces only its own generated
 			// files; the same data gives the same files and no commit;
 			// it reads data outside the memory.
-			hints("Profile data source", false, false, true, true),
+			hints(false, false, true, true),
 		), h.profileSource),
 	}
 }

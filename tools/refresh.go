@@ -21,10 +21,10 @@ const (
 
 // RefreshArtifactArgs are refresh_artifact's arguments.
 type RefreshArtifactArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace of the artifact, e.g. sales."`
-	Artifact  string `json:"artifact" jsonschema:"Artifact name: its directory under /memories/workspaces/{workspace}/artifacts/."`
-	Source    string `json:"source,omitempty" jsonschema:"Load from this connector (tools/{source}.yaml) instead of the binding's; on success the binding names it from then on."`
-	Rebind    bool   `json:"rebind,omitempty" jsonschema:"Only after regenerating the artifact for new columns: take the new data's columns as the artifact's column set instead of checking against the old one."`
+	Workspace string `json:"workspace" jsonschema:"Workspace, e.g. sales."`
+	Artifact  string `json:"artifact" jsonschema:"Artifact name."`
+	Source    string `json:"source,omitempty" jsonschema:"Load from this connector (tools/{source}.yaml) from now on."`
+	Rebind    bool   `json:"rebind,omitempty" jsonschema:"Only after regenerating the artifact: accept the new data's columns."`
 }
 
 // ArtifactColumn is a column of an artifact's data.
@@ -68,9 +68,9 @@ type RefreshArtifactOutput struct {
 
 // QueryArtifactDataArgs are query_artifact_data's arguments.
 type QueryArtifactDataArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace of the artifact."`
+	Workspace string `json:"workspace" jsonschema:"Workspace, e.g. sales."`
 	Artifact  string `json:"artifact" jsonschema:"Artifact name."`
-	SQL       string `json:"sql" jsonschema:"One SQLite SELECT over the table data, whose columns are the artifact's, e.g. SELECT region, sum(amount) FROM data GROUP BY region."`
+	SQL       string `json:"sql" jsonschema:"e.g. SELECT region, sum(amount) FROM data GROUP BY region"`
 }
 
 // QueryArtifactDataOutput is query_artifact_data's structured output.
@@ -85,24 +85,22 @@ func (h *handlers) refreshTools() []server.ServerTool {
 	return []server.ServerTool{
 		typedRequest(mcp.NewTool(NameRefreshArtifact,
 			mcp.WithToolTitle("Refresh artifact data"),
-			mcp.WithDescription("Reload an artifact's data (a dashboard or report under /memories/workspaces/{workspace}/artifacts/{artifact}/) through its connector, without generating anything: "+
-				"when the new data still has every column the artifact uses with a compatible type, the snapshot, the source's profile and binding.yaml are updated in one commit and the artifact shows the new data. "+
-				"When it does not fit, nothing changes and the result lists the missing columns and type changes: then use the regenerate_artifact prompt, rewrite the program, and call again with rebind. "+
-				"Use it whenever the user wants current numbers in an existing artifact; never rewrite the artifact for new data."),
+			mcp.WithDescription("Reload an artifact's data (a dashboard or report under /memories/workspaces/{workspace}/artifacts/{artifact}/) through its connector "+
+				"when the user wants current numbers; never rewrite an artifact for new data. "+
+				"If the new data lacks a column the artifact uses, nothing changes and the result says why: "+
+				"use the regenerate_artifact prompt, rewrite the program, then call again with rebind."),
 			mcp.WithInputSchema[RefreshArtifactArgs](),
-			mcp.WithOutputSchema[RefreshArtifactOutput](),
 			// Writes its own files only; the same data again changes
 			// nothing; it reads data outside the memory.
-			hints("Refresh artifact data", false, false, true, true),
+			hints(false, false, true, true),
 			withUI(),
 		), h.refreshArtifact),
 		typedRequest(mcp.NewTool(NameQueryArtifactData,
 			mcp.WithToolTitle("Query artifact data"),
-			mcp.WithDescription("Answer a question about an artifact's current data with one read-only SQL SELECT over the table data (SQLite dialect), "+
-				"instead of reading the data itself: results are capped in rows, cells and time."),
+			mcp.WithDescription("Answer a question about an artifact's current data with one read-only SQLite SELECT over the table data, "+
+				"instead of reading the data; results are capped."),
 			mcp.WithInputSchema[QueryArtifactDataArgs](),
-			mcp.WithOutputSchema[QueryArtifactDataOutput](),
-			annotations("Query artifact data", true, false, true),
+			annotations(true, false, true),
 		), h.queryArtifactData),
 	}
 }

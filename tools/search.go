@@ -16,12 +16,12 @@ const MaxHistoryLimit = 200
 
 // SearchArgs are memory_search's arguments.
 type SearchArgs struct {
-	Query          string   `json:"query" jsonschema:"A few words describing what to find."`
-	Workspace      string   `json:"workspace,omitempty" jsonschema:"Only this workspace (the name under /memories/workspaces/)."`
-	Scope          string   `json:"scope,omitempty" jsonschema:"Only this scope: org, user, workspace or other."`
-	Types          []string `json:"types,omitempty" jsonschema:"Only these item types, e.g. task, output, tool, schema, note."`
-	Limit          int      `json:"limit,omitempty" jsonschema:"Number of hits to return, 1 to 100; default 10."`
-	IncludeInvalid bool     `json:"include_invalid,omitempty" jsonschema:"Also return items that are invalidated (invalid_at) or expired; default false."`
+	Query          string   `json:"query" jsonschema:"A few words."`
+	Workspace      string   `json:"workspace,omitempty" jsonschema:"Only this workspace."`
+	Scope          string   `json:"scope,omitempty" jsonschema:"Only this scope."`
+	Types          []string `json:"types,omitempty" jsonschema:"Only these item types, e.g. task, schema, tool, output, note."`
+	Limit          int      `json:"limit,omitempty" jsonschema:"Most hits to return."`
+	IncludeInvalid bool     `json:"include_invalid,omitempty" jsonschema:"Also invalidated or expired items."`
 }
 
 // SearchHit is one row of memory_search's structured output.
@@ -46,9 +46,9 @@ type SearchOutput struct {
 
 // HistoryArgs are memory_history's arguments.
 type HistoryArgs struct {
-	Path   string `json:"path,omitempty" jsonschema:"File or directory whose history to list, under /memories; default /memories (every commit)."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"Number of commits to return, newest first, 1 to 200; default 20."`
-	Author string `json:"author,omitempty" jsonschema:"Only commits made by this principal (exact user name). An org admin sees every commit of the author; others see only commits touching what they may read."`
+	Path  string `json:"path,omitempty" jsonschema:"File or directory; default all of /memories."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most commits to return."`
+	Author string `json:"author,omitempty" jsonschema:"Only commits by this user name."`
 }
 
 // HistoryCommit is one commit of memory_history's structured output.
@@ -69,49 +69,42 @@ type HistoryOutput struct {
 
 // RevertArgs are memory_revert's arguments.
 type RevertArgs struct {
-	Path   string `json:"path" jsonschema:"File or directory to restore, under /memories."`
-	Commit string `json:"commit" jsonschema:"Commit (full or abbreviated hash, at least 4 hex digits, from memory_history) whose content to restore."`
-	Provenance
+	Path   string `json:"path" jsonschema:"File or directory to restore."`
+	Commit string `json:"commit" jsonschema:"Commit from memory_history (at least 4 hex digits) whose content to restore."`
 }
 
 func (h *handlers) searchTools() []server.ServerTool {
 	return []server.ServerTool{
 		typed(mcp.NewTool(NameSearch,
 			mcp.WithToolTitle("Search memory"),
-			mcp.WithDescription("Hybrid (full-text and semantic) search over the memory, with filters. "+
-				"Returns the best sections with path, line range, heading, type and provenance; "+
-				"use memory_view with view_range to read one in full."),
+			mcp.WithDescription("Search the memory (full-text and semantic) for what viewing the workspace did not show. "+
+				"Returns matching sections with path and lines; read one with memory_view and view_range."),
 			mcp.WithInputSchema[SearchArgs](),
 			withSchema(map[string]map[string]any{
-				"scope":           {"enum": []string{memstore.ScopeOrg, memstore.ScopeUser, memstore.ScopeWorkspace, memstore.ScopeOther}},
-				"limit":           {"minimum": 1, "maximum": memstore.MaxSearchLimit, "default": 10},
-				"include_invalid": {"default": false},
+				"scope": {"enum": []string{memstore.ScopeOrg, memstore.ScopeUser, memstore.ScopeWorkspace, memstore.ScopeOther}},
+				"limit": {"minimum": 1, "maximum": memstore.MaxSearchLimit, "default": 10},
 			}),
-			mcp.WithOutputSchema[SearchOutput](),
-			annotations("Search memory", true, false, true),
+			annotations(true, false, true),
 		), h.search),
 		typed(mcp.NewTool(NameHistory,
 			mcp.WithToolTitle("Memory history"),
-			mcp.WithDescription("List the commits that changed a memory file or directory (or the whole memory), newest first, "+
-				"with who made each change, with which tool and on what evidence. Use it to find the commit to pass to memory_revert."),
+			mcp.WithDescription("List who changed a memory path, when, with which tool and on what evidence, newest first. "+
+				"Use it to find the commit for memory_revert."),
 			mcp.WithInputSchema[HistoryArgs](),
 			withSchema(map[string]map[string]any{
 				"path":  {"default": memstore.Root},
 				"limit": {"minimum": 1, "maximum": MaxHistoryLimit, "default": memstore.DefaultHistoryLimit},
 			}),
-			mcp.WithOutputSchema[HistoryOutput](),
-			annotations("Memory history", true, false, true),
+			annotations(true, false, true),
 		), h.history),
 		typed(mcp.NewTool(NameRevert,
 			mcp.WithToolTitle("Revert memory"),
-			mcp.WithDescription("Restore a memory file or directory to its content as of an earlier commit, as a new commit: "+
-				"deleted files come back, files added since are removed. Nothing is lost; the revert itself can be reverted."),
+			mcp.WithDescription("Undo changes: restore a memory file or directory as of an earlier commit, in a new commit. "+
+				"Deleted files come back; files added since are removed."),
 			mcp.WithInputSchema[RevertArgs](),
-			withSchema(provenanceKeywords()),
-			mcp.WithOutputSchema[WriteOutput](),
 			// A second identical call is refused (already restored) and
 			// changes nothing; restoring replaces content, so destructive.
-			annotations("Revert memory", false, true, true),
+			annotations(false, true, true),
 		), h.revert),
 	}
 }
@@ -178,6 +171,6 @@ func (h *handlers) history(ctx context.Context, a HistoryArgs) *mcp.CallToolResu
 }
 
 func (h *handlers) revert(ctx context.Context, a RevertArgs) *mcp.CallToolResult {
-	r, err := h.store.Revert(ctx, a.Path, a.Commit, a.options(ctx, h, NameRevert, Precondition{}))
+	r, err := h.store.Revert(ctx, a.Path, a.Commit, Provenance{}.options(ctx, h, NameRevert, Precondition{}))
 	return h.written(NameRevert, r, err, a.Path)
 }

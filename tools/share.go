@@ -24,19 +24,19 @@ const (
 
 // WorkspaceArgs name a workspace.
 type WorkspaceArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace name (under /memories/workspaces/)."`
+	Workspace string `json:"workspace" jsonschema:"Workspace name."`
 }
 
 // PublishArgs are memory_publish's arguments.
 type PublishArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace name (under /memories/workspaces/)."`
-	Message   string `json:"message" jsonschema:"What the draft changes and why, one line; recorded in the commit."`
+	Workspace string `json:"workspace" jsonschema:"Workspace name."`
+	Message   string `json:"message" jsonschema:"One-line commit message."`
 }
 
 // ProposalArgs name one proposal.
 type ProposalArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace name (under /memories/workspaces/)."`
-	ID        string `json:"id" jsonschema:"Proposal id from memory_proposals."`
+	Workspace string `json:"workspace" jsonschema:"Workspace name."`
+	ID        string `json:"id" jsonschema:"Proposal id."`
 }
 
 // ShareOutput is the structured output of the draft and proposal writes.
@@ -64,47 +64,39 @@ func (h *handlers) shareTools() []server.ServerTool {
 	return []server.ServerTool{
 		typed(mcp.NewTool(NameDraftOpen,
 			mcp.WithToolTitle("Open a draft"),
-			mcp.WithDescription("Start your private draft of a workspace (steward or owner): your writes to it go to the draft, seen only by you, until memory_publish. "+
-				"On an open draft, marks the conflicts memory_publish reported as resolved by your versions."),
+			mcp.WithDescription("Start your private draft of a workspace: your writes to it stay unseen by others until memory_publish. Again after a conflict: keeps your versions."),
 			mcp.WithInputSchema[WorkspaceArgs](),
-			mcp.WithOutputSchema[ShareOutput](),
-			annotations("Open a draft", false, false, false),
+			annotations(false, false, false),
 		), h.draftOpen),
 		typed(mcp.NewTool(NamePublish,
 			mcp.WithToolTitle("Publish a draft"),
-			mcp.WithDescription("Merge your draft of a workspace into the published workspace as one commit and close the draft. "+
-				"On a conflict nothing changes and each conflicting file is returned with both versions."),
+			mcp.WithDescription("Merge your draft into the published workspace as one commit; a conflict changes nothing and shows both versions."),
 			mcp.WithInputSchema[PublishArgs](),
-			mcp.WithOutputSchema[ShareOutput](),
-			annotations("Publish a draft", false, true, false),
+			annotations(false, true, false),
 		), h.publish),
 		typed(mcp.NewTool(NameDraftDiscard,
 			mcp.WithToolTitle("Discard a draft"),
-			mcp.WithDescription("Delete your draft of a workspace; the published workspace is unchanged."),
+			mcp.WithDescription("Throw away your draft of a workspace; the published one stays."),
 			mcp.WithInputSchema[WorkspaceArgs](),
-			mcp.WithOutputSchema[ShareOutput](),
-			annotations("Discard a draft", false, true, true),
+			annotations(false, true, true),
 		), h.draftDiscard),
 		typed(mcp.NewTool(NameProposals,
 			mcp.WithToolTitle("List proposals"),
-			mcp.WithDescription("List a workspace's pending proposals with their diffs: writes by viewers, and inferred or low-confidence writes by non-owners, waiting for an owner."),
+			mcp.WithDescription("List a workspace's proposals (writes waiting for an owner) with diffs."),
 			mcp.WithInputSchema[WorkspaceArgs](),
-			mcp.WithOutputSchema[ProposalsOutput](),
-			annotations("List proposals", true, false, true),
+			annotations(true, false, true),
 		), h.proposals),
 		typed(mcp.NewTool(NameProposalApprove,
 			mcp.WithToolTitle("Approve a proposal"),
-			mcp.WithDescription("Publish a proposal (owner only), authored by its proposer. On a conflict nothing changes and both versions are returned."),
+			mcp.WithDescription("Publish a pending proposal as its proposer's commit (owners only)."),
 			mcp.WithInputSchema[ProposalArgs](),
-			mcp.WithOutputSchema[ShareOutput](),
-			annotations("Approve a proposal", false, true, true),
+			annotations(false, true, true),
 		), h.proposalApprove),
 		typed(mcp.NewTool(NameProposalReject,
 			mcp.WithToolTitle("Reject a proposal"),
-			mcp.WithDescription("Delete a proposal without publishing it (owner only)."),
+			mcp.WithDescription("Reject a pending proposal: delete it unpublished (owners only)."),
 			mcp.WithInputSchema[ProposalArgs](),
-			mcp.WithOutputSchema[ShareOutput](),
-			annotations("Reject a proposal", false, true, true),
+			annotations(false, true, true),
 		), h.proposalReject),
 	}
 }

@@ -49,7 +49,7 @@ func newShareEnv(t *testing.T) *shareEnv {
 		}
 	}
 	srv := server.NewMCPServer("selmem-test", "v0", server.WithToolCapabilities(false))
-	tools.Register(srv, store, &tools.Options{Changed: func(paths []string) {
+	tools.Register(srv, store, &tools.Options{Shared: true, Changed: func(paths []string) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.changed = append(e.changed, paths...)
@@ -159,7 +159,7 @@ func TestShareTools(t *testing.T) {
 		{
 			name: "draft is invisible until published",
 			steps: []step{
-				{"vera", tools.NameDraftOpen, ws, true, []string{"needs steward", "viewer"}},
+				{"vera", tools.NameDraftOpen, ws, true, []string{"needs a steward", "viewer"}},
 				{"steve", tools.NameDraftOpen, ws, false, []string{"Opened your draft"}},
 				{"steve", tools.NameStrReplace, edit("revenue", "margin"), false, []string{"In your draft"}},
 			},
@@ -206,7 +206,7 @@ func TestShareTools(t *testing.T) {
 			name: "an inferred write by a viewer is a proposal an owner approves",
 			steps: []step{
 				{"vera", tools.NameStrReplace, edit("revenue", "churn", "source", "inferred"), false, []string{"proposal", "owner"}},
-				{"vera", tools.NameProposalApprove, map[string]any{"workspace": "sales", "id": "x"}, true, []string{"needs owner"}},
+				{"vera", tools.NameProposalApprove, map[string]any{"workspace": "sales", "id": "x"}, true, []string{"needs an owner"}},
 			},
 			check: func(t *testing.T, e *shareEnv) {
 				if strings.Contains(view(e, "olivia"), "churn") {

@@ -21,8 +21,8 @@ const (
 
 // PublishTemplateArgs are workspace_publish_template's arguments.
 type PublishTemplateArgs struct {
-	Workspace string `json:"workspace" jsonschema:"Workspace to publish, e.g. revenue."`
-	Version   string `json:"version" jsonschema:"New version name, e.g. 1.0.0; a published version never changes."`
+	Workspace string `json:"workspace" jsonschema:"Workspace name."`
+	Version   string `json:"version" jsonschema:"New version, e.g. 1.0.0."`
 }
 
 // PublishTemplateOutput is workspace_publish_template's structured output.
@@ -33,8 +33,8 @@ type PublishTemplateOutput struct {
 
 // LoadTemplateArgs are workspace_load's arguments.
 type LoadTemplateArgs struct {
-	Template     string `json:"template" jsonschema:"Template to load, as workspace@version, e.g. revenue@1.0.0."`
-	NewWorkspace string `json:"new_workspace" jsonschema:"Name of the workspace to create; it must not exist."`
+	Template     string `json:"template" jsonschema:"workspace@version"`
+	NewWorkspace string `json:"new_workspace" jsonschema:"Name of the new workspace."`
 }
 
 // LoadTemplateOutput is workspace_load's structured output.
@@ -50,22 +50,19 @@ func (h *handlers) templateTools() []server.ServerTool {
 	return []server.ServerTool{
 		typed(mcp.NewTool(NamePublishTemplate,
 			mcp.WithToolTitle("Publish workspace template"),
-			mcp.WithDescription("Tag a workspace's published state as a template others can load with workspace_load. Owners only."),
+			mcp.WithDescription("Tag a workspace's published state as a template for workspace_load (owners)."),
 			mcp.WithInputSchema[PublishTemplateArgs](),
-			mcp.WithOutputSchema[PublishTemplateOutput](),
 			// Adds a tag; a second identical call is refused and
 			// changes nothing.
-			annotations("Publish workspace template", false, false, true),
+			annotations(false, false, true),
 		), h.publishTemplate),
 		typed(mcp.NewTool(NameLoadTemplate,
 			mcp.WithToolTitle("Load workspace template"),
-			mcp.WithDescription("Create your own workspace from a template: task, output, tools without credentials, schemas and artifacts without data. "+
-				"Then point each artifact's connector (tools/<name>.yaml) at your data and call refresh_artifact, which checks the data fits."),
+			mcp.WithDescription("Create your own workspace from a template (no credentials, no data); then point its connectors at your data and refresh_artifact."),
 			mcp.WithInputSchema[LoadTemplateArgs](),
-			mcp.WithOutputSchema[LoadTemplateOutput](),
 			// Creates a new workspace only; a second identical call is
 			// refused (it exists) and changes nothing.
-			annotations("Load workspace template", false, false, true),
+			annotations(false, false, true),
 		), h.loadTemplate),
 	}
 }

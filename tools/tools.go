@@ -53,7 +53,25 @@ type Options struct {
 	// Refresher serves refresh_artifact and query_artifact_data; nil
 	// makes both answer that artifacts are not available.
 	Refresher *refresh.Refresher
+	// Subset limits the tools: SubsetAll ("" too) or SubsetMemory.
+	Subset string
+	// Shared serves the drafts and proposals tools: the server has
+	// principals other than the local owner (HTTP with authentication).
+	// The local owner alone has nobody to draft for or propose to.
+	Shared bool
 }
+
+// Tool subsets, for Options.Subset.
+const (
+	SubsetAll = "all"
+	// SubsetMemory is the six file commands of Anthropic's memory tool
+	// (memory_view, _create, _str_replace, _insert, _delete, _rename),
+	// for hosts that want few tools.
+	SubsetMemory = "memory"
+)
+
+// memoryCommands are the tools of SubsetMemory.
+var memoryCommands = []string{NameView, NameCreate, NameStrReplace, NameInsert, NameDelete, NameRename}
 
 // handlers holds the tools' dependencies.
 type handlers struct {
@@ -75,7 +93,14 @@ func Tools(store *memstore.Store, opts *Options) []server.ServerTool {
 	if h.opts.Now == nil {
 		h.opts.Now = time.Now
 	}
-	return slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools(), h.shareTools(), h.templateTools())
+	all := slices.Concat(h.memoryTools(), h.searchTools(), h.profileTools(), h.refreshTools(), h.appsTools(), h.templateTools())
+	if h.opts.Shared {
+		all = slices.Concat(all, h.shareTools())
+	}
+	if h.opts.Subset == SubsetMemory {
+		return slices.DeleteFunc(all, func(t server.ServerTool) bool { return !slices.Contains(memoryCommands, t.Tool.Name) })
+	}
+	return all
 }
 
 // Register adds every tool to srv.
@@ -85,16 +110,17 @@ func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) {
 
 // annotations spells out every hint, so no tool inherits the library's
 // defaults by accident. The tool works on the local memory only: not
-// open-world.
-func annotations(title string, readOnly, destructive, idempotent bool) mcp.ToolOption {
-	return hints(title, readOnly, destructive, idempotent, false)
+// open-world. The display title is the tool's own (mcp.WithToolTitle);
+// annotations.title, its duplicate from before protocol 2025-06-18, is left
+// out to keep tools/list short.
+func annotations(readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return hints(readOnly, destructive, idempotent, false)
 }
 
 // hints is annotations with the open-world hint, for the tools that read
 // outside the memory (profile_source).
-func hints(title string, readOnly, destructive, idempotent, openWorld bool) mcp.ToolOption {
+func hints(readOnly, destructive, idempotent, openWorld bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
-		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
 		DestructiveHint: mcp.ToBoolPtr(destructive),
 		IdempotentHint:  mcp.ToBoolPtr(idempotent),

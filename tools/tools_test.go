@@ -37,7 +37,7 @@ func snapshot(t *testing.T, tool mcp.Tool) []byte {
 }
 
 func TestTools_Snapshots(t *testing.T) {
-	for _, st := range tools.Tools(nil, nil) {
+	for _, st := range tools.Tools(nil, everyTool) {
 		t.Run(st.Tool.Name, func(t *testing.T) {
 			got := snapshot(t, st.Tool)
 			file := filepath.Join("testdata", "toolsnaps", st.Tool.Name+".json")
@@ -62,7 +62,7 @@ func TestTools_Snapshots(t *testing.T) {
 	// No snapshot without a tool.
 	files, _ := filepath.Glob(filepath.Join("testdata", "toolsnaps", "*.json"))
 	names := map[string]bool{}
-	for _, st := range tools.Tools(nil, nil) {
+	for _, st := range tools.Tools(nil, everyTool) {
 		names[st.Tool.Name] = true
 	}
 	for _, f := range files {
@@ -123,7 +123,7 @@ func TestTools_Registry(t *testing.T) {
 	// Only tools that read outside the memory are open-world.
 	openWorld := map[string]bool{tools.NameProfileSource: true, tools.NameRefreshArtifact: true}
 	seen := map[string]bool{}
-	all := tools.Tools(nil, nil)
+	all := tools.Tools(nil, everyTool)
 	if got, want := len(all), len(wantRequired); got != want {
 		t.Errorf("%d tools, want %d", got, want)
 	}
@@ -139,8 +139,8 @@ func TestTools_Registry(t *testing.T) {
 		if len(tool.Description) < 40 {
 			t.Errorf("%s: description too short: %q", tool.Name, tool.Description)
 		}
-		if tool.Title == "" || tool.Annotations.Title != tool.Title {
-			t.Errorf("%s: title %q, annotation title %q; want both set and equal", tool.Name, tool.Title, tool.Annotations.Title)
+		if tool.Title == "" || tool.Annotations.Title != "" {
+			t.Errorf("%s: title %q, annotation title %q; want the title set and not repeated in the annotations", tool.Name, tool.Title, tool.Annotations.Title)
 		}
 		a := tool.Annotations
 		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
@@ -172,8 +172,10 @@ func TestTools_Registry(t *testing.T) {
 		if got, want := schema.Required, wantRequired[tool.Name]; !slices.Equal(got, want) {
 			t.Errorf("%s: required %v, want %v", tool.Name, got, want)
 		}
-		if tool.OutputSchema.Type != "object" {
-			t.Errorf("%s: no output schema", tool.Name)
+		// structuredContent is documented by the Go output types; an
+		// output schema would cost every session's context (see lean).
+		if tool.OutputSchema.Type != "" || tool.RawOutputSchema != nil {
+			t.Errorf("%s: has an output schema", tool.Name)
 		}
 	}
 }
@@ -182,7 +184,7 @@ func TestTools_Registry(t *testing.T) {
 func toolTable() string {
 	var b strings.Builder
 	b.WriteString("| tool | what it does | arguments (* required) | hints |\n|---|---|---|---|\n")
-	for _, st := range tools.Tools(nil, nil) {
+	for _, st := range tools.Tools(nil, everyTool) {
 		tool := st.Tool
 		var schema struct {
 			Properties map[string]any `json:"properties"`
@@ -247,3 +249,25 @@ func TestTools_ReadmeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTools_Subset: the memory subset is exactly the six file commands of
+// Anthropic's memory tool; all (or nothing) is every tool.
+func TestTools_Subset(t *testing.T) {
+	names := func(opts *tools.Options) []string {
+		var out []string
+		for _, st := range tools.Tools(nil, opts) {
+			out = append(out, st.Tool.Name)
+		}
+		return out
+	}
+	want := []string{tools.NameView, tools.NameCreate, tools.NameStrReplace, tools.NameInsert, tools.NameDelete, tools.NameRename}
+	if got := names(&tools.Options{Subset: tools.SubsetMemory}); !slices.Equal(got, want) {
+		t.Errorf("memory subset: %v, want %v", got, want)
+	}
+	if all, def := names(&tools.Options{Subset: tools.SubsetAll}), names(nil); !slices.Equal(all, def) || len(all) <= len(want) {
+		t.Errorf("subset all: %v; default: %v", all, def)
+	}
+}
+
+// everyTool serves every tool, the sharing ones included.
+var everyTool = &tools.Options{Shared: true}

@@ -16,10 +16,12 @@ import (
 	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/memstore/sqliteindex"
+	"github.com/selmem/selmem/server"
 )
 
-// logger returns the configured slog logger: stderr, or the log file.
-// Never stdout, which the stdio transport owns.
+// logger returns the configured slog logger: stderr, or the log file, in
+// log.format (text, or JSON one object a line). Never stdout, which the
+// stdio transport owns.
 func (a *app) logger() (*slog.Logger, io.Closer, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(a.cfg.Log.Level)); err != nil {
@@ -34,7 +36,11 @@ func (a *app) logger() (*slog.Logger, io.Closer, error) {
 		}
 		w, closer = f, f
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+	opts := &slog.HandlerOptions{Level: level}
+	if a.cfg.Log.Format == server.LogFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts)), closer, nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), closer, nil
 }
 
 // openedStore is a store with the resources it was opened with.
@@ -120,7 +126,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
-		Durability: memstore.Durability(a.cfg.Durability),
+		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer,
 		Policy:     a.cfg.HTTP.Auth.Policy(),
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/server"
 )
 
@@ -28,6 +29,9 @@ type app struct {
 	v              *viper.Viper
 	cfg            server.Config
 	primaryOnly    bool // open only the configured index, without the local fallback
+	// observer, when set, is given to the store openStore opens (serve's
+	// metrics).
+	observer memstore.Observer
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -45,6 +49,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().String("home", "", "selmem home directory (env SELMEM_HOME; default $XDG_DATA_HOME/selmem)")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (env SELMEM_LOG_LEVEL)")
+	root.PersistentFlags().String("log-format", "", "log format: text or json, one object a line (env SELMEM_LOG_FORMAT)")
 	root.AddCommand(
 		a.initCommand(), a.viewCommand(), a.createCommand(), a.replaceCommand(),
 		a.insertCommand(), a.deleteCommand(), a.renameCommand(), a.searchCommand(),
@@ -76,6 +81,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		return err
 	}
 	if err := v.BindPFlag("log.level", cmd.Flags().Lookup("log-level")); err != nil {
+		return err
+	}
+	if err := v.BindPFlag("log.format", cmd.Flags().Lookup("log-format")); err != nil {
 		return err
 	}
 	// Maps set from the environment come as JSON (see jsonToMap).

@@ -58,10 +58,16 @@ func (a *app) serve(ctx context.Context) error {
 	if a.cfg.HTTP.Addr != "" {
 		transport = server.TransportHTTP
 	}
+	var metrics *server.Metrics
+	if transport == server.TransportHTTP && a.cfg.HTTP.Metrics {
+		metrics = server.NewMetrics()
+		a.observer = metrics
+	}
 	s, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
+	metrics.WatchStore(s.Store)
 	rf, err := server.NewRefresher(s.Store, a.cfg, log)
 	if err != nil {
 		s.Close(ctx)
@@ -70,7 +76,7 @@ func (a *app) serve(ctx context.Context) error {
 	sched := refresh.NewScheduler(rf, nil)
 	srv := server.NewMCPServer(s.Store, a.cfg, &server.Options{
 		Version: versionString(), Transport: transport, Logger: log,
-		Refresher: rf, NextRun: sched.NextRun,
+		Refresher: rf, NextRun: sched.NextRun, Metrics: metrics,
 	})
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -89,7 +95,7 @@ func (a *app) serve(ctx context.Context) error {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts), LocalUser: a.cfg.Author})
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts), LocalUser: a.cfg.Author, Metrics: metrics.Handler()})
 		if err == nil {
 			if a.cfg.Refresh.ArtifactsURL == "" {
 				rf.SetArtifactsURL(server.ArtifactsURL(h.Addr()))
