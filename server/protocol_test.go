@@ -685,8 +685,9 @@ func TestServe_Pagination(t *testing.T) {
 			t.Errorf("cursor %q is not opaque", cursor)
 		}
 	}
-	if len(seen) != 2*workspaces+1 || pages < 2 {
-		t.Errorf("%d resources in %d pages, want %d in 2 or more", len(seen), pages, 2*workspaces+1)
+	// Two per workspace, memory://workspaces and memory://templates.
+	if len(seen) != 2*workspaces+2 || pages < 2 {
+		t.Errorf("%d resources in %d pages, want %d in 2 or more", len(seen), pages, 2*workspaces+2)
 	}
 	for uri, n := range seen {
 		if n != 1 {
