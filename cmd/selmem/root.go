@@ -51,6 +51,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
 		a.profileCommand(), a.refreshCommand(), a.artifactCommand(),
+		a.mcpConfigCommand(),
 	)
 	return root
 }
