@@ -64,25 +64,9 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		}
 		return nil, err
 	}
-	var emb memstore.Embedder
-	rank := memstore.DefaultRanking()
-	switch a.cfg.Embedder.Kind {
-	case "builtin":
-		emb = embedder.NewBuiltin()
-	case "openai":
-		e, err := embedder.NewOpenAI(embedder.OpenAIConfig{
-			BaseURL:   a.cfg.Embedder.BaseURL,
-			Model:     a.cfg.Embedder.Model,
-			Dim:       a.cfg.Embedder.Dim,
-			APIKey:    os.Getenv(a.cfg.Embedder.APIKeyEnv),
-			BatchSize: a.cfg.Embedder.BatchSize,
-			Timeout:   a.cfg.Embedder.Timeout,
-		})
-		if err != nil {
-			return fail(fmt.Errorf("embedder: %w", err))
-		}
-		emb = e
-		rank = memstore.ModelRanking()
+	emb, rank, err := a.embedder()
+	if err != nil {
+		return fail(err)
 	}
 	local := func() (memstore.Index, error) {
 		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log, &rank)
@@ -126,6 +110,27 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	}
 	o.Store = s
 	return o, nil
+}
+
+// embedder returns the configured embedder and the ranking that suits it.
+func (a *app) embedder() (memstore.Embedder, memstore.Ranking, error) {
+	switch a.cfg.Embedder.Kind {
+	case "openai":
+		e, err := embedder.NewOpenAI(embedder.OpenAIConfig{
+			BaseURL:   a.cfg.Embedder.BaseURL,
+			Model:     a.cfg.Embedder.Model,
+			Dim:       a.cfg.Embedder.Dim,
+			APIKey:    os.Getenv(a.cfg.Embedder.APIKeyEnv),
+			BatchSize: a.cfg.Embedder.BatchSize,
+			Timeout:   a.cfg.Embedder.Timeout,
+		})
+		if err != nil {
+			return nil, memstore.Ranking{}, fmt.Errorf("embedder: %w", err)
+		}
+		return e, memstore.ModelRanking(), nil
+	default: // builtin; Validate refuses any other kind
+		return embedder.NewBuiltin(), memstore.DefaultRanking(), nil
+	}
 }
 
 // openPool connects to the Postgres index database (lazily: a database that

@@ -27,7 +27,8 @@ type app struct {
 	stdout, stderr io.Writer
 	v              *viper.Viper
 	cfg            server.Config
-	primaryOnly    bool // open only the configured index, without the local fallback
+	primaryOnly    bool  // open only the configured index, without the local fallback
+	cfgErr         error // why the configuration is invalid, for selmem doctor to report
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -38,7 +39,12 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.loadConfig(cmd)
+			err := a.loadConfig(cmd)
+			if err != nil && cmd.Name() == "doctor" {
+				a.cfgErr = err // doctor reports it, with what to do
+				return nil
+			}
+			return err
 		},
 	}
 	root.SetVersionTemplate("selmem {{.Version}}\n")
@@ -51,7 +57,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
 		a.profileCommand(), a.refreshCommand(), a.artifactCommand(),
-		a.mcpConfigCommand(),
+		a.mcpConfigCommand(), a.doctorCommand(),
 	)
 	return root
 }
