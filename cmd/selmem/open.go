@@ -103,7 +103,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
-		Durability: memstore.Durability(a.cfg.Durability),
+		Durability: memstore.Durability(a.cfg.Durability), Progress: a.catchUp,
 	})
 	if err != nil {
 		return fail(err)
@@ -176,8 +176,17 @@ func openSQLiteIndex(path string, log *slog.Logger, rank *memstore.Ranking) (*sq
 }
 
 // withStore opens the store, runs fn and closes the store.
+//
+// Opening catches the index up with HEAD; on a terminal that shows as a
+// progress bar on stderr.
 func (a *app) withStore(ctx context.Context, fn func(*openedStore) error) error {
+	b := a.newBar("catching up the index", false)
+	if b != nil {
+		a.catchUp = b.files
+	}
 	s, err := a.openStore(ctx)
+	b.finish()
+	a.catchUp = nil
 	if err != nil {
 		return err
 	}

@@ -12,12 +12,14 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/server"
 )
 
@@ -29,6 +31,13 @@ type app struct {
 	cfg            server.Config
 	primaryOnly    bool  // open only the configured index, without the local fallback
 	cfgErr         error // why the configuration is invalid, for selmem doctor to report
+	// catchUp, when set, is told the progress of the index catch-up that
+	// opening the store runs (withStore sets it; serve never does).
+	catchUp memstore.Progress
+	// isTerminal and now replace the terminal check of stderr and the
+	// clock in tests; nil means the real ones.
+	isTerminal func(io.Writer) bool
+	now        func() time.Time
 }
 
 func (a *app) rootCommand() *cobra.Command {
