@@ -1,12 +1,34 @@
 # selmem — build, run and test.
 GO ?= go
 
-.PHONY: all build demo test test-deps vet bench fuzz clean
+.PHONY: all build install demo test test-deps vet bench fuzz release-check clean
+
+# VERSION is what selmem reports (selmem version, --version, MCP
+# serverInfo): the git description of the checkout, e.g. v0.4.0 on a tag.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+# PREFIX empty: make install puts selmem where go install does
+# ($$GOBIN, else $$GOPATH/bin). Set it (make install PREFIX=/usr/local,
+# DESTDIR for staging) to install into PREFIX/bin instead.
+PREFIX ?=
 
 all: build
 
 build:
-	$(GO) build -o bin/selmem ./cmd/selmem
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/selmem ./cmd/selmem
+
+install:
+ifeq ($(PREFIX),)
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./cmd/selmem
+	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
+		echo "installed $$bin/selmem ($(VERSION))"; \
+		case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on PATH; add it, or make install PREFIX=/usr/local";; esac
+else
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/selmem ./cmd/selmem
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 bin/selmem "$(DESTDIR)$(PREFIX)/bin/selmem"
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/selmem ($(VERSION))"
+endif
 
 # demo creates a demo workspace in $SELMEM_HOME (default ~/.local/share/selmem)
 # and searches it.
@@ -49,5 +71,11 @@ fuzz:
 	$(GO) test ./refresh -run '^$$' -fuzz FuzzValueType -fuzztime $(FUZZTIME)
 	$(GO) test ./refresh -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME)
 
+# release-check validates .goreleaser.yaml, builds the snapshot archives
+# into dist/ and checks that go install @version reports that version. Slow
+# (six cross builds); CI does not run it.
+release-check:
+	scripts/release-check.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

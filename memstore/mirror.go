@@ -45,7 +45,8 @@ func (m *mirror) at() plumbing.Hash {
 // setAt records the commit the index mirrors; zero forgets it.
 func (m *mirror) setAt(h plumbing.Hash) { m.indexed.Store(&h) }
 
-// sync brings the index up to HEAD.
+// sync brings the index up to HEAD, telling progress (when not nil) how
+// many of the files to index are done.
 func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 	defer func() {
 		if err != nil {
@@ -79,7 +80,7 @@ func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 		m.log.Info("index points at an unknown commit; rebuilding", logKeyCommit, from.String())
 		return m.rebuild(ctx, head, progress)
 	}
-	if err := m.applyDiff(ctx, old, head); err != nil {
+	if err := m.applyDiff(ctx, old, head, progress); err != nil {
 		return err
 	}
 	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
@@ -130,7 +131,7 @@ func (m *mirror) state(head *object.Commit) IndexState {
 }
 
 // applyDiff indexes the files that changed between two commits.
-func (m *mirror) applyDiff(ctx context.Context, old, head *object.Commit) error {
+func (m *mirror) applyDiff(ctx context.Context, old, head *object.Commit, progress Progress) error {
 	a, err := old.Tree()
 	if err != nil {
 		return err
@@ -158,7 +159,7 @@ func (m *mirror) applyDiff(ctx context.Context, old, head *object.Commit) error 
 		}
 		upserts = append(upserts, fileRef{rel: c.To.Name, hash: c.To.TreeEntry.Hash})
 	}
-	return m.index(ctx, head.Hash.String(), upserts, nil)
+	return m.index(ctx, head.Hash.String(), upserts, progress)
 }
 
 // rebuild empties the index and indexes every file at head, with the

@@ -65,6 +65,10 @@ type Options struct {
 	// Durability is how far a write must reach before it is acknowledged;
 	// "" means DurabilityFsync.
 	Durability Durability
+	// Progress, if set, is told how many files the index catch-up that
+	// Open runs has indexed (a rebuild, or the files changed since the
+	// indexed commit). Nil reports nothing.
+	Progress Progress
 	// MinSimilarity is the search's relevance floor for vector-only hits
 	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
 	// one (SimilarityFloorer), else none.
@@ -211,7 +215,7 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 			return err
 		}
 		for i, m := range s.mirrors {
-			if err := m.sync(ctx, nil); err != nil {
+			if err := m.sync(ctx, s.opts.Progress); err != nil {
 				// The index is derived; the memory stays usable and the
 				// next write, search or Reindex retries.
 				s.log.Warn("index reconcile failed", logKeyIndex, i, logKeyErr, err)

@@ -43,6 +43,9 @@ type Options struct {
 	// Recorded, when set, is called with the status of every run once
 	// it is recorded, whatever its outcome (e.g. for metrics).
 	Recorded func(Status)
+	// Progress, when set, is told the bytes a refresh has loaded so far
+	// and the source's size (0 when unknown), after each batch.
+	Progress func(read, total int64)
 	// Logger receives runs that failed; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
@@ -78,6 +81,11 @@ func New(store *memstore.Store, snaps *Snapshots, opts *Options) *Refresher {
 	}
 	return &Refresher{store: store, snaps: snaps, opts: o, log: log}
 }
+
+// OnProgress sets the function told how far loading a refresh's data has
+// come (replacing Options.Progress); the command line draws it as a
+// progress bar. Call it before the Refresher is used.
+func (r *Refresher) OnProgress(fn func(read, total int64)) { r.opts.Progress = fn }
 
 // OnChanged sets the function told, after each refresh that committed,
 // which virtual paths changed (replacing Options.Changed). Call it before
@@ -244,7 +252,7 @@ func (r *Refresher) LoadSource(ctx context.Context, ws, connector string, params
 	if err != nil {
 		return nil, "", err
 	}
-	t, err := Load(ctx, src, r.opts.MaxSnapshotBytes)
+	t, err := load(ctx, src, r.opts.MaxSnapshotBytes, r.opts.Progress)
 	if err != nil {
 		return nil, "", err
 	}

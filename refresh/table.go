@@ -67,6 +67,12 @@ func (e *TooLargeError) Error() string {
 // It stops with a *TooLargeError once the text of the cells passes limit
 // bytes (0: no limit).
 func Load(ctx context.Context, src profiler.Source, limit int64) (*Table, error) {
+	return load(ctx, src, limit, nil)
+}
+
+// load is Load telling progress, when not nil, the bytes read so far and
+// the total after each batch.
+func load(ctx context.Context, src profiler.Source, limit int64, progress func(read, total int64)) (*Table, error) {
 	rr, err := src.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -86,6 +92,9 @@ func Load(ctx context.Context, src profiler.Source, limit int64) (*Table, error)
 		if limit > 0 && t.bytes > limit {
 			t.Release()
 			return nil, &TooLargeError{Limit: limit}
+		}
+		if progress != nil {
+			progress(rr.Progress())
 		}
 	}
 	if err := rr.Err(); err != nil {

@@ -6,6 +6,12 @@
 # script builds it from the source package of the next Debian release
 # (trixie), using the archive URI already configured for apt on this machine.
 #
+# To fetch that source it adds a deb-src entry for trixie
+# (/etc/apt/sources.list.d/selmem-pgvector-src.sources) and removes it again
+# when it exits, whether the build succeeded or not; it says so as it does.
+# The trixie source index apt downloaded stays in /var/lib/apt/lists until
+# the next apt-get update, which drops it.
+#
 # Idempotent: exits 0 at once when vector.control is already installed.
 # Needs root and apt; otherwise it prints what to run and exits 1.
 #
@@ -25,6 +31,11 @@ if [[ -x "$PG_CONFIG" ]]; then
 	control="$("$PG_CONFIG" --sharedir)/extension/vector.control"
 	if [[ -f "$control" ]]; then
 		log "pgvector already installed ($control)"
+		# An older version of this script left its deb-src entry behind.
+		if [[ -f "$SRC_LIST" && -w "$(dirname "$SRC_LIST")" ]]; then
+			rm -f "$SRC_LIST"
+			log "removed the deb-src entry $SRC_LIST left by an earlier run"
+		fi
 		exit 0
 	fi
 fi
@@ -45,13 +56,22 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+aptlog="$(mktemp)"
+# cleanup removes the temporary files and the deb-src entry this script
+# added (the file is this script's own: a copy left by an older version of
+# it is removed too).
+cleanup() {
+	rm -rf "$work" "$aptlog"
+	if [[ -f "$SRC_LIST" ]]; then
+		rm -f "$SRC_LIST"
+		log "removed the deb-src entry $SRC_LIST again"
+	fi
+}
+trap cleanup EXIT
 # apt downloads source packages as the _apt user when it can write the directory.
 if id _apt >/dev/null 2>&1; then
 	chown _apt "$work"
 fi
-aptlog="$(mktemp)"
-trap 'rm -rf "$work" "$aptlog"' EXIT
 
 # apt_quiet runs apt-get with its output in a log shown only on failure.
 apt_quiet() {
@@ -88,7 +108,7 @@ for pkg in "postgresql-server-dev-${PG_MAJOR}" build-essential dpkg-dev; do
 done
 
 if [[ ! -f "$SRC_LIST" ]]; then
-	log "adding deb-src for trixie ($SRC_LIST)"
+	log "adding deb-src for trixie ($SRC_LIST), removed again on exit"
 	{
 		echo "Types: deb-src"
 		echo "URIs: $uri"

@@ -71,25 +71,9 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		}
 		return nil, err
 	}
-	var emb memstore.Embedder
-	rank := memstore.DefaultRanking()
-	switch a.cfg.Embedder.Kind {
-	case "builtin":
-		emb = embedder.NewBuiltin()
-	case "openai":
-		e, err := embedder.NewOpenAI(embedder.OpenAIConfig{
-			BaseURL:   a.cfg.Embedder.BaseURL,
-			Model:     a.cfg.Embedder.Model,
-			Dim:       a.cfg.Embedder.Dim,
-			APIKey:    os.Getenv(a.cfg.Embedder.APIKeyEnv),
-			BatchSize: a.cfg.Embedder.BatchSize,
-			Timeout:   a.cfg.Embedder.Timeout,
-		})
-		if err != nil {
-			return fail(fmt.Errorf("embedder: %w", err))
-		}
-		emb = e
-		rank = memstore.ModelRanking()
+	emb, rank, err := a.embedder()
+	if err != nil {
+		return fail(err)
 	}
 	local := func() (memstore.Index, error) {
 		i, err := openSQLiteIndex(filepath.Join(a.cfg.Home, "index", "index.db"), log, &rank)
@@ -126,7 +110,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	lim.MaxWorkspaceBytes = a.cfg.Limits.MaxWorkspaceBytes
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
-		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer,
+		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer, Progress: a.catchUp,
 		Policy:     a.cfg.HTTP.Auth.Policy(),
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),
@@ -141,6 +125,27 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	}
 	o.Store = s
 	return o, nil
+}
+
+// embedder returns the configured embedder and the ranking that suits it.
+func (a *app) embedder() (memstore.Embedder, memstore.Ranking, error) {
+	switch a.cfg.Embedder.Kind {
+	case "openai":
+		e, err := embedder.NewOpenAI(embedder.OpenAIConfig{
+			BaseURL:   a.cfg.Embedder.BaseURL,
+			Model:     a.cfg.Embedder.Model,
+			Dim:       a.cfg.Embedder.Dim,
+			APIKey:    os.Getenv(a.cfg.Embedder.APIKeyEnv),
+			BatchSize: a.cfg.Embedder.BatchSize,
+			Timeout:   a.cfg.Embedder.Timeout,
+		})
+		if err != nil {
+			return nil, memstore.Ranking{}, fmt.Errorf("embedder: %w", err)
+		}
+		return e, memstore.ModelRanking(), nil
+	default: // builtin; Validate refuses any other kind
+		return embedder.NewBuiltin(), memstore.DefaultRanking(), nil
+	}
 }
 
 // openPool connects to the Postgres index database (lazily: a database that
@@ -186,8 +191,17 @@ func openSQLiteIndex(path string, log *slog.Logger, rank *memstore.Ranking) (*sq
 }
 
 // withStore opens the store, runs fn and closes the store.
+//
+// Opening catches the index up with HEAD; on a terminal that shows as a
+// progress bar on stderr.
 func (a *app) withStore(ctx context.Context, fn func(*openedStore) error) error {
+	b := a.newBar("catching up the index", false)
+	if b != nil {
+		a.catchUp = b.files
+	}
 	s, err := a.openStore(ctx)
+	b.finish()
+	a.catchUp = nil
 	if err != nil {
 		return err
 	}

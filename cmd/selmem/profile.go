@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/selmem/selmem/internal/egress"
@@ -184,25 +181,12 @@ func (f *profileFlags) spec(argv []string) schemas.SourceSpec {
 // terminal.
 func (a *app) runProfile(ctx context.Context, src profiler.Source, name string) (*profiler.TableProfile, error) {
 	opts := &profiler.Options{Name: name}
-	var bar *progressbar.ProgressBar
-	if f, ok := a.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		opts.Progress = func(read, total int64) {
-			if bar == nil {
-				max := total
-				if max <= 0 {
-					max = -1 // unknown size: a spinner
-				}
-				bar = progressbar.NewOptions64(max, progressbar.OptionSetWriter(a.stderr),
-					progressbar.OptionSetDescription("profiling"), progressbar.OptionShowBytes(true),
-					progressbar.OptionThrottle(100_000_000), progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set64(read)
-		}
+	b := a.newBar("profiling", true)
+	if b != nil {
+		opts.Progress = b.set
 	}
 	tp, err := profiler.Profile(ctx, src, opts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	b.finish()
 	return tp, err
 }
 

@@ -47,7 +47,12 @@ run.`,
 				if status {
 					return a.printStatus(cmd.Context(), rf, asJSON)
 				}
+				b := a.newBar("loading "+argv[0]+"/"+argv[1], true)
+				if b != nil {
+					rf.OnProgress(b.set)
+				}
 				res, err := rf.Refresh(cmd.Context(), refresh.Request{Workspace: argv[0], Artifact: argv[1], Source: source, Rebind: rebind, Trigger: "cli"})
+				b.finish()
 				var inc *refresh.IncompatibleError
 				if errors.As(err, &inc) {
 					if asJSON {

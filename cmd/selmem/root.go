@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -32,6 +33,14 @@ type app struct {
 	// observer, when set, is given to the store openStore opens (serve's
 	// metrics).
 	observer memstore.Observer
+	cfgErr   error // why the configuration is invalid, for selmem doctor to report
+	// catchUp, when set, is told the progress of the index catch-up that
+	// opening the store runs (withStore sets it; serve never does).
+	catchUp memstore.Progress
+	// isTerminal and now replace the terminal check of stderr and the
+	// clock in tests; nil means the real ones.
+	isTerminal func(io.Writer) bool
+	now        func() time.Time
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -42,7 +51,12 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.loadConfig(cmd)
+			err := a.loadConfig(cmd)
+			if err != nil && cmd.Name() == "doctor" {
+				a.cfgErr = err // doctor reports it, with what to do
+				return nil
+			}
+			return err
 		},
 	}
 	root.SetVersionTemplate("selmem {{.Version}}\n")
@@ -56,7 +70,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
 		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
 		a.profileCommand(), a.refreshCommand(), a.artifactCommand(), a.workspaceCommand(),
-		a.tokenCommand(),
+		a.tokenCommand(), a.mcpConfigCommand(), a.doctorCommand(),
 	)
 	return root
 }

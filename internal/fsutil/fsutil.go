@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // TmpPattern names the temporary files WriteAtomic renames into place, so
@@ -52,6 +50,9 @@ func WriteAtomic(p string, data []byte, sync bool) error {
 // Sync flushes a file's content, or a directory's entries (a rename or a
 // new file in it), to stable storage.
 func Sync(p string) error {
+	if skipDirSync(p) {
+		return nil
+	}
 	d, err := os.Open(p)
 	if err != nil {
 		return err
@@ -74,12 +75,12 @@ func Lock(ctx context.Context, f *os.File, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		busy, err := tryLock(f)
+		if err != nil {
 			return fmt.Errorf("flock %s: %w", filepath.Base(f.Name()), err)
+		}
+		if !busy {
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return ErrLockTimeout
@@ -96,4 +97,4 @@ func Lock(ctx context.Context, f *os.File, wait time.Duration) error {
 }
 
 // Unlock drops a lock Lock took on f.
-func Unlock(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+func Unlock(f *os.File) { unlock(f) }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/selmem/selmem/internal/pgtest"
+	"github.com/selmem/selmem/memstore"
+)
+
+// doctorHome is a demo memory whose embedded index mirrors HEAD.
+func doctorHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	if code, _, stderr := cli(t, home, "", "init", "--demo"); code != exitOK {
+		t.Fatalf("init --demo: exit %d: %s", code, stderr)
+	}
+	return home
+}
+
+// doctorLine returns the report's line for check, failing when it is
+// missing.
+func doctorLine(t *testing.T, stdout, check string) string {
+	t.Helper()
+	for _, l := range strings.Split(stdout, "\n") {
+		if len(l) > 6 && strings.HasPrefix(l[6:], check+" ") {
+			return l
+		}
+	}
+	t.Fatalf("no %q line in:\n%s", check, stdout)
+	return ""
+}
+
+func TestCLI_DoctorHealthy(t *testing.T) {
+	home := doctorHome(t)
+	code, stdout, stderr := cli(t, home, "", "doctor")
+	if code != exitOK || !strings.Contains(stdout, "All checks passed.") {
+		t.Fatalf("doctor: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, c := range []string{"configuration", "repository", "embedder", "index (embedded)"} {
+		if l := doctorLine(t, stdout, c); !strings.HasPrefix(l, "ok ") {
+			t.Errorf("%s: %q, want ok", c, l)
+		}
+	}
+}
+
+// TestCLI_DoctorStaleIndex: a commit made behind the index's back (by a
+// store opened without an index) is reported, with the fix, and doctor
+// does not catch the index up itself.
+func TestCLI_DoctorStaleIndex(t *testing.T) {
+	home := doctorHome(t)
+	ctx := context.Background()
+	s, err := memstore.Open(ctx, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/memories/notes/behind.md", "# Written without the index\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second run sees the same: doctor changed nothing
+		code, stdout, _ := cli(t, home, "", "doctor")
+		l := doctorLine(t, stdout, "index (embedded)")
+		if code != exitFailed || !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, "stale") || !strings.Contains(l, "1 commit(s) behind") {
+			t.Fatalf("doctor: exit %d, line %q\n%s", code, l, stdout)
+		}
+		if !strings.Contains(stdout, "fix: run `selmem reindex`") {
+			t.Errorf("no fix printed:\n%s", stdout)
+		}
+	}
+	if code, _, stderr := cli(t, home, "", "reindex"); code != exitOK {
+		t.Fatalf("reindex: exit %d: %s", code, stderr)
+	}
+	if code, stdout, _ := cli(t, home, "", "doctor"); code != exitOK {
+		t.Errorf("after reindex: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestCLI_DoctorDamagedRepository: a lost blob is found by the fsck.
+func TestCLI_DoctorDamagedRepository(t *testing.T) {
+	home := doctorHome(t)
+	ctx := context.Background()
+	s, err := memstore.Open(ctx, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sha, err := s.Read(ctx, "/memories/workspaces/demo/task.md")
+	s.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(home, "memory", ".git", "objects", sha[:2], sha[2:])
+	if err := os.Remove(obj); err != nil {
+		t.Fatalf("the demo's blob is not a loose object: %v", err)
+	}
+	code, stdout, _ := cli(t, home, "", "doctor")
+	l := doctorLine(t, stdout, "repository")
+	if code != exitFailed || !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, "task.md") {
+		t.Fatalf("doctor: exit %d, line %q\n%s", code, l, stdout)
+	}
+}
+
+func TestCLI_DoctorConfigAndEmbedder(t *testing.T) {
+	home := doctorHome(t)
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte("indx:\n  backend: sqlite\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := cli(t, home, "", "doctor")
+	if l := doctorLine(t, stdout, "configuration"); code != exitFailed || !strings.Contains(l, "did you mean index?") {
+		t.Errorf("doctor with a misspelt key: exit %d\n%s", code, stdout)
+	}
+
+	// An embedding server that answers with vectors of the wrong length.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"data": []map[string]any{{"index": 0, "embedding": []float32{1, 2}}}})
+	}))
+	defer srv.Close()
+	conf := "embedder:\n  kind: openai\n  base_url: " + srv.URL + "\n  model: tiny\n  dim: 8\n"
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = cli(t, home, "", "doctor")
+	if l := doctorLine(t, stdout, "embedder"); code != exitFailed || !strings.HasPrefix(l, "FAIL") || !strings.Contains(stdout, "embedder.base_url") {
+		t.Errorf("doctor with a bad embedder: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestCLI_DoctorPostgres: a running Postgres is reported with pgvector's
+// version and the index's freshness; once stopped it is reported
+// unreachable, with what to do.
+func TestCLI_DoctorPostgres(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	home := doctorHome(t)
+	t.Setenv("SELMEM_TEST_PG_DSN", c.NewDatabase(t))
+	conf := "index:\n  backend: postgres\n  dsn_env: SELMEM_TEST_PG_DSN\n"
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, home, "", "reindex"); code != exitOK {
+		t.Fatalf("reindex: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := cli(t, home, "", "doctor")
+	if code != exitOK || !strings.Contains(doctorLine(t, stdout, "postgres"), "pgvector ") ||
+		!strings.HasPrefix(doctorLine(t, stdout, "index (postgres)"), "ok ") {
+		t.Fatalf("doctor: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+
+	c.Stop(t)
+	code, stdout, _ = cli(t, home, "", "doctor")
+	l := doctorLine(t, stdout, "postgres")
+	if code != exitFailed || !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, "cannot reach Postgres") ||
+		!strings.Contains(stdout, "fix: start Postgres") {
+		t.Fatalf("doctor with Postgres stopped: exit %d\n%s", code, stdout)
+	}
+	if l := doctorLine(t, stdout, "index (embedded)"); !strings.HasPrefix(l, "ok ") {
+		t.Errorf("the local fallback index: %q, want ok", l)
+	}
+}
