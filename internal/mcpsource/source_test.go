@@ -225,8 +225,8 @@ func (c readCase) check(t *testing.T, src Source, secrets ...string) {
 	}
 }
 
-// alive reports whether process pid exists and is not a zombie (a child
-// of a killed fixture is reaped by init, perhaps later).
+// alive reports whether fixture process pid exists and is not a zombie (a
+// child of a killed fixture is reaped by init, perhaps later).
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
@@ -237,10 +237,16 @@ func alive(pid int) bool {
 	}
 	// pid (comm) state …: comm may hold spaces and parentheses.
 	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X') {
+		return false
 	}
-	return true
+	// On a busy machine the pid may already belong to another process:
+	// only one started with this test's fixture directory is the fixture.
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	return strings.Contains(string(env), pidDirEnv+"="+os.Getenv(pidDirEnv))
 }
 
 // fixturePIDs are the fixture processes started so far.
