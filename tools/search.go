@@ -46,8 +46,8 @@ type SearchOutput struct {
 
 // HistoryArgs are memory_history's arguments.
 type HistoryArgs struct {
-	Path  string `json:"path,omitempty" jsonschema:"File or directory; default all of /memories."`
-	Limit int    `json:"limit,omitempty" jsonschema:"Most commits to return."`
+	Path   string `json:"path,omitempty" jsonschema:"File or directory; default all of /memories."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"Most commits to return."`
 	Author string `json:"author,omitempty" jsonschema:"Only commits by this user name."`
 }
 

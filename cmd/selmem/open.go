@@ -111,7 +111,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	s, err := memstore.Open(ctx, a.cfg.Home, &memstore.Options{
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
 		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer, Progress: a.catchUp,
-		Policy:     a.cfg.HTTP.Auth.Policy(),
+		Policy: a.cfg.HTTP.Auth.Policy(),
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),
 		// A search by the owner of an open draft ranks the draft's files
