@@ -56,3 +56,24 @@ func TestCLI_Version(t *testing.T) {
 		t.Errorf("--version %q (exit %d), version %q (exit %d)", flag, code1, cmd, code2)
 	}
 }
+
+// TestCLI_DashValues: a text argument that starts with "-" reads as a flag;
+// the refusal says to put -- before the arguments, and with it the value
+// is taken as written.
+func TestCLI_DashValues(t *testing.T) {
+	home := t.TempDir()
+	const file = "workspaces/demo/rules.md"
+	if code, _, stderr := cli(t, home, "- one rule\n", "create", file, "-f", "-"); code != exitOK {
+		t.Fatalf("create: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := cli(t, home, "", "replace", file, "- ", "* ")
+	if code != exitUsage || !strings.Contains(stderr, "put -- before the arguments: selmem replace -- PATH OLD NEW") {
+		t.Fatalf("replace without --: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, home, "", "replace", file, "--", "- ", "* "); code != exitOK {
+		t.Fatalf("replace with --: exit %d: %s", code, stderr)
+	}
+	if _, out, _ := cli(t, home, "", "view", file); !strings.Contains(out, "* one rule") {
+		t.Errorf("view after replace: %q", out)
+	}
+}

@@ -60,7 +60,13 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("selmem {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if strings.HasPrefix(err.Error(), "unknown shorthand flag") || strings.HasPrefix(err.Error(), "unknown flag") {
+			// A text argument that starts with "-" reads as a flag.
+			return usageError{fmt.Errorf("%w\nIf it is a value that starts with -, put -- before the arguments: selmem %s -- %s", err, cmd.Name(), cmd.Use[strings.IndexByte(cmd.Use+" ", ' ')+1:])}
+		}
+		return usageError{err}
+	})
 	root.PersistentFlags().String("home", "", "selmem home directory (env SELMEM_HOME; default $XDG_DATA_HOME/selmem)")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error (env SELMEM_LOG_LEVEL)")
 	root.PersistentFlags().String("log-format", "", "log format: text or json, one object a line (env SELMEM_LOG_FORMAT)")
