@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/selmem/selmem/memstore"
-	"github.com/selmem/selmem/memstore/access"
 )
 
 // Names of the template tools.
@@ -70,7 +69,7 @@ func (h *handlers) templateTools() []server.ServerTool {
 func (h *handlers) publishTemplate(ctx context.Context, a PublishTemplateArgs) *mcp.CallToolResult {
 	t, err := h.store.PublishTemplate(ctx, a.Workspace, a.Version)
 	if err != nil {
-		return h.failTemplate(NamePublishTemplate, err)
+		return h.fail(NamePublishTemplate, err)
 	}
 	return mcp.NewToolResultStructured(PublishTemplateOutput{Template: t.Name(), Commit: t.Commit},
 		fmt.Sprintf("Published template %s (commit %s). Others with at least the viewer role on %s load it with workspace_load.", t.Name(), shortHash(t.Commit), t.Workspace))
@@ -82,7 +81,7 @@ func (h *handlers) loadTemplate(ctx context.Context, a LoadTemplateArgs) *mcp.Ca
 		return mcp.NewToolResultError(err.Error() + h.templateList(ctx))
 	}
 	if err != nil {
-		return h.failTemplate(NameLoadTemplate, err)
+		return h.fail(NameLoadTemplate, err)
 	}
 	h.changed(res.Files...)
 	out := LoadTemplateOutput{Workspace: res.Workspace, Commit: res.Commit, From: res.Origin.Commit,
@@ -108,14 +107,4 @@ func (h *handlers) templateList(ctx context.Context) string {
 		more = fmt.Sprintf(" and %d more", len(list)-maxListedTemplates)
 	}
 	return " Templates you may load: " + strings.Join(names, ", ") + more + "."
-}
-
-// failTemplate is fail that also shows a refused access as it is: it says
-// which role the call needs.
-func (h *handlers) failTemplate(tool string, err error) *mcp.CallToolResult {
-	var d *access.DeniedError
-	if errors.As(err, &d) {
-		return mcp.NewToolResultError(d.Error())
-	}
-	return h.fail(tool, err)
 }
