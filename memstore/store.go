@@ -722,17 +722,17 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 	if err != nil {
 		return "", err
 	}
-	_, changesOK, wOK, denied := s.authorizeWrite(ctx, pub, changes, w)
+	_, changesOK, wOK, refused := s.authorizeWrite(ctx, pub, changes, w)
 	d, err := s.routeChanges(ctx, changes, w)
 	if err != nil {
 		return "", err
 	}
-	if denied != nil {
+	if refused != nil {
 		// A viewer's write the permission check refused becomes a proposal:
 		// exactly that case, nothing else.
 		var de *access.DeniedError
-		if d.kind != toProposal || !errors.As(denied, &de) || de.Have != access.RoleViewer {
-			return "", denied
+		if d.kind != toProposal || !errors.As(refused, &de) || de.Have != access.RoleViewer {
+			return "", refused
 		}
 		return s.writeProposal(ctx, d, head, changes, subject, tool, s.authored(ctx, w))
 	}

@@ -12,22 +12,31 @@ import (
 	"github.com/selmem/selmem/tools"
 )
 
-// TestTools_Access runs the tools' handlers with the principal in the
-// context, as the server puts it there for an authenticated request.
-func TestTools_Access(t *testing.T) {
+// storeWith opens a store in a temporary home holding files, written as
+// the local owner.
+func storeWith(t *testing.T, files map[string]string) *memstore.Store {
+	t.Helper()
 	ctx := context.Background()
 	store, err := memstore.Open(ctx, t.TempDir(), &memstore.Options{Durability: memstore.DurabilityOS})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close(ctx) })
-	if _, err := store.Put(ctx, map[string]string{
+	if _, err := store.Put(ctx, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// TestTools_Access runs the tools' handlers with the principal in the
+// context, as the server puts it there for an authenticated request.
+func TestTools_Access(t *testing.T) {
+	ctx := context.Background()
+	store := storeWith(t, map[string]string{
 		"/memories/workspaces/sales/workspace.yaml": "acl:\n  owners: [olga]\n  viewers: [vic]\n",
 		"/memories/workspaces/sales/task.md":        "# Task\n",
 		"/memories/workspaces/hr/workspace.yaml":    "acl:\n  owners: [hank]\n",
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
+	})
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
 	for _, st := range tools.Tools(store, &tools.Options{Author: "tester", DefaultSource: memstore.SourceInferred}) {
 		handlers[st.Tool.Name] = st.Handler

@@ -21,20 +21,13 @@ import (
 
 func TestTemplateTools(t *testing.T) {
 	ctx := context.Background()
-	store, err := memstore.Open(ctx, t.TempDir(), &memstore.Options{Durability: memstore.DurabilityOS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close(ctx) })
-	if _, err := store.Put(ctx, map[string]string{
+	store := storeWith(t, map[string]string{
 		"/memories/workspaces/revenue/workspace.yaml":           "title: Revenue\nacl:\n  owners: [olga]\n  viewers: [vic]\n",
 		"/memories/workspaces/revenue/task.md":                  "# Task\n\n- Net of refunds.\n",
 		"/memories/workspaces/revenue/tools/orders.yaml":        "kind: rest\nurl: https://api.example.com/orders\ncredential: olga-api\n",
 		"/memories/workspaces/revenue/artifacts/d/x.html":       "<p>x</p>\n",
 		"/memories/workspaces/revenue/artifacts/d/binding.yaml": "connector: orders\n",
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
+	})
 	var changed []string
 	all := tools.Tools(store, &tools.Options{Changed: func(p []string) { changed = append(changed, p...) }})
 	call := serve(t, all)
