@@ -7,9 +7,11 @@
 // pgvector halfvec column (HNSW, cosine) for the vector ranking, and the
 // weighted reciprocal rank fusion with its relevance floor. Full-text
 // candidates are read term by term, highest impact first, at most
-// Options.TextPool per term, so a rare term contributes all its chunks and
-// a common one its best, and a search's cost does not grow with the number
-// of chunks sharing a common word. For large loads, ReplaceMany writes many
+// Options.TextPool per term (four times as many for the query's rarest
+// term), so a rare term contributes all its chunks and a common one its
+// best, and a search's cost does not grow with the number of chunks
+// sharing a common word; the best of them by an upper bound of their score,
+// and the neighbours of the best, are then scored exactly. For large loads, ReplaceMany writes many
 // files with COPY, and DropSearchIndexes and BuildSearchIndexes build the
 // postings' impact index and the HNSW index once, after the load; the
 // memstore mirror uses both (memstore.BatchIndex, memstore.BulkIndex).

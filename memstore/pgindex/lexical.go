@@ -82,13 +82,16 @@ func impact(r *memstore.Ranking, s lexStats, tf [memstore.NumFields]int16, lens 
 }
 
 // removeStatsSQL subtracts the chunks matching a condition on c from the
-// statistics; %s is the condition, over $1.. .
+// statistics; %s is the condition, over $1.. . The terms to update are
+// also given as an array, so that they are found through the terms' key:
+// joined alone, the planner may read every term to update a hundred.
 const removeStatsSQL = `
-WITH gone AS (SELECT id, len_heading, len_path, len_text FROM selmem_chunks c WHERE %s),
+WITH gone AS MATERIALIZED (SELECT id, len_heading, len_path, len_text FROM selmem_chunks c WHERE %s),
+d AS MATERIALIZED (SELECT p.term, count(*) AS n FROM selmem_postings p JOIN gone g ON g.id = p.chunk_id GROUP BY p.term),
 dfs AS (
 	UPDATE selmem_terms t SET df = t.df - d.n
-	FROM (SELECT p.term, count(*) AS n FROM selmem_postings p JOIN gone g ON g.id = p.chunk_id GROUP BY p.term) d
-	WHERE t.term = d.term
+	FROM d
+	WHERE t.term = d.term AND t.term = ANY (ARRAY(SELECT term FROM d))
 	RETURNING 1
 )
 UPDATE selmem_lex_stats s

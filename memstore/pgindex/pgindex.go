@@ -69,10 +69,10 @@ type Options struct {
 	// pool.
 	MaxScanTuples int
 	// TextPool bounds how many chunks holding one query term the
-	// full-text ranking reads, highest BM25F impact first (default 1000):
-	// every chunk of a term rarer than that, the best of a commoner one;
-	// and how many of them, best by summed impact, it scores exactly.
-	// Larger is closer to the embedded index's exact ranking and slower.
+	// full-text ranking reads, highest BM25F impact first (default 1000;
+	// four times as many for the query's rarest term): every chunk of a
+	// term rarer than that, the best of a commoner one. Larger is closer
+	// to the embedded index's exact ranking and slower.
 	TextPool int
 	// HNSWM and HNSWEfConstruction are the build parameters (m,
 	// ef_construction) of the HNSW index when pgindex creates it; zero

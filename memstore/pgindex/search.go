@@ -37,6 +37,24 @@ const filterSQL = `
 		AND ($9::boolean OR ((c.invalid_at IS NULL OR c.invalid_at > $10)
 			AND (c.expires_at IS NULL OR c.expires_at > $10)))`
 
+// scoreSQL scores the chunks whose ids the relation %s holds exactly:
+// their BM25F over the query's terms with the current statistics, for
+// those passing the query's filters that hold at least one of them.
+const scoreSQL = `
+	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
+	FROM %s s
+	JOIN selmem_chunks c ON c.id = s.id
+	CROSS JOIN qi
+	JOIN selmem_postings p ON p.term = qi.term AND p.chunk_id = s.id
+	CROSS JOIN stats st
+	CROSS JOIN LATERAL (SELECT
+		CASE WHEN p.tf_heading > 0 THEN $17::float8 * p.tf_heading / (1 - $16::float8 + $16::float8 * c.len_heading / st.ah) ELSE 0 END
+		+ CASE WHEN p.tf_path > 0 THEN $18::float8 * p.tf_path / (1 - $16::float8 + $16::float8 * c.len_path / st.ap) ELSE 0 END
+		+ CASE WHEN p.tf_text > 0 THEN p.tf_text / (1 - $16::float8 + $16::float8 * c.len_text / st.at) ELSE 0 END AS tf) x
+	WHERE x.tf > 0` + filterSQL + `
+	GROUP BY c.id, c.path, c.seq
+`
+
 // searchSQL is the hybrid search of memstore.Ranking in one statement, the
 // embedded index's ranking computed from the same terms (memstore.Terms,
 // computed in Go on both sides) and the same statistics:
@@ -45,16 +63,22 @@ const filterSQL = `
 //     for each word no chunk holds (of at least $25 bytes) the $24 most
 //     frequent terms of the indexed words it begins or that are one of its
 //     edit variants ($3, $4: memstore.EditVariants), at weight $23;
-//   - candidates: for every term, the chunks holding it that pass the
-//     filters, highest impact first, at most $13 per term. A term in fewer
-//     chunks than that (every rare term) contributes all of them, so
-//     candidates are complete unless a common term is cut short, and then
-//     the ones cut are those its BM25F part ranks lowest. The $26 best by
-//     their summed impacts (BM25F at the statistics of their writing) go
-//     on;
+//   - candidates: for every term, its postings, highest impact first (its
+//     BM25F part at the statistics of their writing): $30 for the rarest
+//     term, whose chunks are the likeliest to rank first, $13 for the
+//     others. Without a workspace, scope or type filter they come from the
+//     impact index alone (only the principal's zones restrict them, the
+//     validity filter applies when scoring); with one, through the chunks,
+//     so that the filter does not empty the window. A term with fewer
+//     postings than its window contributes all of them. Each chunk read
+//     gets an upper bound of its score: its impacts times the terms' IDF
+//     where it was read, and for a term whose window was full but did not
+//     reach it, the lowest impact read. The $26 best by that bound are
+//     scored exactly;
 //   - full-text score: BM25F of every candidate over all the query's
-//     terms with the current statistics, plus Neighbour ($19) times the
-//     best score of the candidates just before and after it in its file;
+//     terms with the current statistics, and of the chunks just before and
+//     after the $29 best (the chunks the neighbour share lifts most),
+//     plus Neighbour ($19) times the best score of its scored neighbours;
 //     the best $11 form the full-text ranking;
 //   - vector ranking: the $14 nearest chunks through the HNSW index, and
 //     the full-text ranking's chunks, exactly scored (HNSW is approximate
@@ -72,7 +96,8 @@ const filterSQL = `
 // vector weight, $21 unknown vector weight, $22 minimum similarity, $23
 // fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
 // $26 candidates rescored exactly, $27 whether the principal may read
-// everything, $28 the zones it may read (the open zone, empty, first).
+// everything, $28 the zones it may read (the open zone, empty, first), $29
+// chunks whose neighbours are scored, $30 postings of the rarest term.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -122,42 +147,63 @@ qt AS MATERIALIZED (
 	) x ORDER BY term, weight DESC
 ),
 qi AS MATERIALIZED (
-	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf FROM qt, stats s
+	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
+		CASE WHEN row_number() OVER (ORDER BY qt.df, qt.term) = 1 THEN $30::int ELSE $13::int END AS depth
+	FROM qt, stats s
 ),
 vw AS (
 	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
 ),
-cand AS MATERIALIZED (
-	SELECT p.chunk_id AS id FROM qi
+lists AS MATERIALIZED (
+	SELECT qi.term, p.chunk_id, p.impact FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM selmem_postings p
+		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+			AND $6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT qi.depth
+	) p
+	UNION ALL
+	SELECT qi.term, p.chunk_id, p.impact FROM qi
 	CROSS JOIN LATERAL (
 		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))` + filterSQL + `
+		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+			AND NOT ($6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)` + filterSQL + `
 		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT $13
+		LIMIT qi.depth
 	) p
-	GROUP BY p.chunk_id
-	ORDER BY sum(qi.idf * p.impact) DESC, p.chunk_id
+),
+cuts AS MATERIALIZED (
+	SELECT l.term, qi.idf, CASE WHEN count(*) < qi.depth THEN 0 ELSE min(l.impact) END AS cut
+	FROM lists l JOIN qi ON qi.term = l.term
+	GROUP BY l.term, qi.idf, qi.depth
+),
+cand AS MATERIALIZED (
+	SELECT l.chunk_id AS id
+	FROM lists l JOIN cuts k ON k.term = l.term
+	GROUP BY l.chunk_id
+	ORDER BY sum(k.idf * (l.impact - k.cut)) DESC, l.chunk_id
 	LIMIT $26
 ),
-own AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
-	FROM cand
-	JOIN selmem_chunks c ON c.id = cand.id
-	CROSS JOIN qi
-	JOIN selmem_postings p ON p.term = qi.term AND p.chunk_id = cand.id
-	CROSS JOIN stats s
-	CROSS JOIN LATERAL (SELECT
-		CASE WHEN p.tf_heading > 0 THEN $17::float8 * p.tf_heading / (1 - $16::float8 + $16::float8 * c.len_heading / s.ah) ELSE 0 END
-		+ CASE WHEN p.tf_path > 0 THEN $18::float8 * p.tf_path / (1 - $16::float8 + $16::float8 * c.len_path / s.ap) ELSE 0 END
-		+ CASE WHEN p.tf_text > 0 THEN p.tf_text / (1 - $16::float8 + $16::float8 * c.len_text / s.at) ELSE 0 END AS tf) x
-	WHERE x.tf > 0
-	GROUP BY c.id, c.path, c.seq
+own AS MATERIALIZED (` + fmt.Sprintf(scoreSQL, "cand") + `),
+seeds AS (
+	SELECT o.path, o.seq FROM own o ORDER BY o.score DESC, o.path, o.seq LIMIT $29
+),
+adjacent AS MATERIALIZED (
+	SELECT DISTINCT c.id FROM seeds s
+	JOIN selmem_chunks c ON c.path = s.path AND (c.seq = s.seq - 1 OR c.seq = s.seq + 1)
+	WHERE NOT EXISTS (SELECT 1 FROM cand WHERE cand.id = c.id)
+),
+scored AS MATERIALIZED (
+	SELECT * FROM own
+	UNION ALL
+	` + fmt.Sprintf(scoreSQL, "adjacent") + `
 ),
 text_hits AS MATERIALIZED (
 	SELECT t.id, t.path, t.seq, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
 	FROM (
 		SELECT o.id, o.path, o.seq, o.score + $19::float8 * coalesce(max(nb.score), 0) AS score
-		FROM own o LEFT JOIN own nb ON nb.path = o.path AND (nb.seq = o.seq - 1 OR nb.seq = o.seq + 1)
+		FROM scored o LEFT JOIN scored nb ON nb.path = o.path AND (nb.seq = o.seq - 1 OR nb.seq = o.seq + 1)
 		GROUP BY o.id, o.path, o.seq, o.score
 		ORDER BY score DESC, o.path, o.seq
 		LIMIT $11
@@ -250,16 +296,25 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool()}, len(words) > 0 || vec != nil
 }
 
-// rescorePool is how many full-text candidates a search with cand
-// candidates scores exactly: Options.TextPool, at least eight times cand.
-func (ix *Index) rescorePool(cand int) int { return max(8*cand, ix.opts.TextPool) }
+// rescorePool is how many full-text candidates, best by their upper
+// bound, a search with cand candidates scores exactly: eight times cand.
+func (ix *Index) rescorePool(cand int) int { return 8 * cand }
+
+// rarestPool is how many postings of the query's rarest term the full-text
+// ranking reads: four times Options.TextPool. Chunks holding the rarest
+// term are the likeliest to rank first, and its postings are the fewest.
+func (ix *Index) rarestPool() int { return 4 * ix.opts.TextPool }
 
 // nearestPool is how many chunks a search with cand candidates takes from
 // the HNSW index: twice cand, since they also feed the full-text ranking.
 func nearestPool(cand int) int { return 2 * cand }
+
+// seedPool is how many of the best full-text candidates a search with cand
+// candidates has its adjacent chunks scored for the neighbour share.
+func seedPool(cand int) int { return 2 * cand }
 
 // cleanText makes user text safe to send: Postgres text holds neither NUL
 // bytes nor invalid UTF-8. Both become spaces.

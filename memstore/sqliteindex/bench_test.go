@@ -15,6 +15,7 @@ import (
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/indextest"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
@@ -56,20 +57,7 @@ func newVocab(r *rand.Rand) *vocab {
 		from at an not have which but all can has was will their more when if one been should
 		use each only per must after before never any other into than then also these may`)
 	syll := strings.Fields("ba re ti on ca lo mi ne su ta ver pol in dex ret en sto rage cus tom qua ter ly for mat ion al")
-	seen := map[string]bool{}
-	for _, w := range words {
-		seen[w] = true
-	}
-	for len(words) < 30_000 {
-		var sb strings.Builder
-		for range 2 + r.IntN(3) {
-			sb.WriteString(syll[r.IntN(len(syll))])
-		}
-		if w := sb.String(); !seen[w] {
-			seen[w] = true
-			words = append(words, w)
-		}
-	}
+	words = indextest.MadeUpWords(r, words, syll, 30_000)
 	return &vocab{words: words, zipf: rand.NewZipf(r, 1.07, 2, uint64(len(words)-1))}
 }
 
