@@ -7,8 +7,7 @@ import (
 
 // MadeUpWords returns words followed by made-up words of two to four
 // syllables, drawn with r, until there are n, all distinct: the vocabulary
-// of synthetic corpora, whose words stem to themselves and collide with no
-// real word's typo variants.
+// of synthetic corpora.
 func MadeUpWords(r *rand.Rand, words, syllables []string, n int) []string {
 	words = append([]string(nil), words...)
 	seen := map[string]bool{}

@@ -81,8 +81,10 @@ const scoreSQL = `
 //     plus Neighbour ($19) times the best score of its scored neighbours;
 //     the best $11 form the full-text ranking;
 //   - vector ranking: the $14 nearest chunks through the HNSW index, and
-//     the full-text ranking's chunks, exactly scored (HNSW is approximate
-//     and misses some), the best $11 by cosine distance; run only when the
+//     every chunk the full-text ranking scored, their distances computed
+//     exactly (HNSW is approximate and misses some; with a lexical
+//     embedder the chunks sharing the query's words are the likeliest to
+//     be near), the best $11 by cosine distance; run only when the
 //     vector's weight is not 0;
 //   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
 //     the index holds every word's term, $21 otherwise; when no chunk
@@ -224,7 +226,7 @@ vector_hits AS (
 			SELECT id, path, seq, distance FROM nearest
 			UNION
 			SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec
-			FROM text_hits t JOIN selmem_chunks c ON c.id = t.id
+			FROM scored t JOIN selmem_chunks c ON c.id = t.id
 			WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND c.embedding IS NOT NULL
 		) u
 		ORDER BY distance, path, seq
