@@ -192,3 +192,63 @@ func setDifference(want, got []string) int {
 	}
 	return n
 }
+
+// TestIndex_StatisticsFollowWrites checks that after files are written,
+// rewritten and deleted, every term's document frequency is the number of
+// chunks holding it and the chunk count and field lengths are those of
+// the chunks stored: the statistics every score is computed with.
+func TestIndex_StatisticsFollowWrites(t *testing.T) {
+	t.Parallel()
+	const dim = 4
+	ix, pool := newIndex(t, dim)
+	ctx := context.Background()
+	cs, _ := parityCorpus(60)
+	files := map[string][]memstore.Chunk{}
+	for i := range cs {
+		cs[i].Embedding = randVec(uint64(i), dim)
+		files[cs[i].Path] = append(files[cs[i].Path], cs[i])
+	}
+	if err := ix.ReplaceMany(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite one file with other text and fewer chunks, delete another,
+	// empty a third.
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	rewritten := files[paths[0]][:2]
+	rewritten[0].Text, rewritten[1].Heading = cs[len(cs)-1].Text, "a new heading"
+	if err := ix.Replace(ctx, paths[0], rewritten); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.DeletePath(ctx, paths[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Replace(ctx, paths[2], nil); err != nil {
+		t.Fatal(err)
+	}
+	var wrongDF int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM selmem_terms t
+		FULL JOIN (SELECT term, count(*) AS n FROM selmem_postings GROUP BY term) p ON p.term = t.term
+		WHERE coalesce(t.df, 0) <> coalesce(p.n, 0)`).Scan(&wrongDF); err != nil {
+		t.Fatal(err)
+	}
+	if wrongDF != 0 {
+		t.Errorf("%d terms have a document frequency other than their number of postings", wrongDF)
+	}
+	var same bool
+	if err := pool.QueryRow(ctx, `SELECT s.n = c.n AND s.sum_heading = c.h AND s.sum_path = c.p AND s.sum_text = c.t
+		FROM selmem_lex_stats s, (SELECT count(*) AS n, coalesce(sum(len_heading), 0) AS h,
+			coalesce(sum(len_path), 0) AS p, coalesce(sum(len_text), 0) AS t FROM selmem_chunks) c
+		WHERE s.id = 1`).Scan(&same); err != nil {
+		t.Fatal(err)
+	}
+	if !same {
+		t.Error("the chunk count and field lengths in selmem_lex_stats differ from the chunks stored")
+	}
+	if n := count(t, pool, "true"); n != len(cs)-5-5-3 {
+		t.Errorf("%d chunks stored, want %d", n, len(cs)-5-5-3)
+	}
+}
