@@ -101,9 +101,15 @@ FROM (SELECT count(*) AS n, coalesce(sum(len_heading), 0) AS h, coalesce(sum(len
 WHERE s.id = 1`
 
 // remove deletes the chunks matching where (a condition on c over args)
-// and takes them out of the statistics. The caller holds statsLockKey.
+// and their postings, and takes them out of the statistics. The caller
+// holds statsLockKey. Postings have no foreign key to their chunk (see
+// migration 004): every deletion of chunks goes through here, or
+// truncates both tables.
 func remove(ctx context.Context, tx pgx.Tx, where string, args ...any) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf(removeStatsSQL, where), args...); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM selmem_postings p USING selmem_chunks c WHERE p.chunk_id = c.id AND (`+where+`)`, args...); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM selmem_chunks c WHERE `+where, args...)

@@ -196,7 +196,8 @@ func setDifference(want, got []string) int {
 // TestIndex_StatisticsFollowWrites checks that after files are written,
 // rewritten and deleted, every term's document frequency is the number of
 // chunks holding it and the chunk count and field lengths are those of
-// the chunks stored: the statistics every score is computed with.
+// the chunks stored: the statistics every score is computed with; and
+// that no posting outlives its chunk (postings have no foreign key).
 func TestIndex_StatisticsFollowWrites(t *testing.T) {
 	t.Parallel()
 	const dim = 4
@@ -247,6 +248,14 @@ func TestIndex_StatisticsFollowWrites(t *testing.T) {
 	}
 	if !same {
 		t.Error("the chunk count and field lengths in selmem_lex_stats differ from the chunks stored")
+	}
+	var orphans int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM selmem_postings p
+		WHERE NOT EXISTS (SELECT 1 FROM selmem_chunks c WHERE c.id = p.chunk_id)`).Scan(&orphans); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 {
+		t.Errorf("%d postings of deleted chunks remain", orphans)
 	}
 	if n := count(t, pool, "true"); n != len(cs)-5-5-3 {
 		t.Errorf("%d chunks stored, want %d", n, len(cs)-5-5-3)

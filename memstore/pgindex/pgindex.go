@@ -20,7 +20,7 @@ import (
 // Defaults applied by New to zero Options fields.
 const (
 	DefaultEfSearch      = 100
-	DefaultTextPool      = 1000
+	DefaultTextPool      = 2000
 	DefaultMaxScanTuples = 1000
 	DefaultQueryTimeout  = 5 * time.Second
 	// DefaultHNSWM and DefaultHNSWEfConstruction are below pgvector's 16
@@ -69,7 +69,7 @@ type Options struct {
 	// pool.
 	MaxScanTuples int
 	// TextPool bounds how many chunks holding one query term the
-	// full-text ranking reads, highest BM25F impact first (default 1000;
+	// full-text ranking reads, highest BM25F impact first (default 2000;
 	// four times as many for the query's rarest term): every chunk of a
 	// term rarer than that, the best of a commoner one. Larger is closer
 	// to the embedded index's exact ranking and slower.
