@@ -39,13 +39,15 @@ const filterSQL = `
 
 // scoreSQL scores the chunks whose ids the relation %s holds exactly:
 // their BM25F over the query's terms with the current statistics, for
-// those passing the query's filters that hold at least one of them.
+// those passing the query's filters that hold at least one of them. The
+// terms are given as an array so that each (chunk, term) posting is looked
+// up through the key rather than every posting of the chunk read.
 const scoreSQL = `
 	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
 	FROM %s s
 	JOIN selmem_chunks c ON c.id = s.id
-	CROSS JOIN qi
-	JOIN selmem_postings p ON p.term = qi.term AND p.chunk_id = s.id
+	JOIN selmem_postings p ON p.chunk_id = s.id AND p.term = ANY (ARRAY(SELECT term FROM qi))
+	JOIN qi ON qi.term = p.term
 	CROSS JOIN stats st
 	CROSS JOIN LATERAL (SELECT
 		CASE WHEN p.tf_heading > 0 THEN $17::float8 * p.tf_heading / (1 - $16::float8 + $16::float8 * c.len_heading / st.ah) ELSE 0 END
