@@ -89,6 +89,9 @@ type Options struct {
 	Policy access.Policy
 	// Observer, when set, receives measurements of searches.
 	Observer Observer
+	// Remote, when set, makes a bare git repository the authority over
+	// the memory, shared by replicas.
+	Remote *Remote
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.

@@ -39,6 +39,27 @@ type Config struct {
 	Profile           ProfileConfig  `mapstructure:"profile" yaml:"profile"`
 	Refresh           RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
 	Tools             ToolsConfig    `mapstructure:"tools" yaml:"tools"`
+	Remote            RemoteConfig   `mapstructure:"remote" yaml:"remote"`
+	Health            HealthConfig   `mapstructure:"health" yaml:"health"`
+}
+
+// RemoteConfig makes a bare git repository on a git server the authority
+// over the memory, so that several selmem replicas serve one memory: each
+// write is pushed with compare-and-swap before it is acknowledged, and
+// replicas fetch on start, on a change notification (Postgres NOTIFY with
+// index.backend postgres) and every Poll.
+type RemoteConfig struct {
+	URL    string        `mapstructure:"url" yaml:"url"`       // http(s)://, git:// or file:// URL of the bare repository; "" for none
+	Branch string        `mapstructure:"branch" yaml:"branch"` // the branch replicas share
+	Poll   time.Duration `mapstructure:"poll" yaml:"poll"`     // fetch interval without notifications
+}
+
+// HealthConfig sets when /healthz reports the server unhealthy.
+type HealthConfig struct {
+	// MaxLag is how far behind the remote (time since it was last
+	// reached) or an index (age of the oldest commit it lacks) may be
+	// before /healthz answers 503.
+	MaxLag time.Duration `mapstructure:"max_lag" yaml:"max_lag"`
 }
 
 // ToolsConfig selects the MCP tools served.
@@ -200,6 +221,43 @@ type EmbedderConfig struct {
 // memorySize matches a Postgres memory setting with its unit.
 var memorySize = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
 
+// validBranch matches the branch names remote.branch accepts: one plain
+// path element, no ref syntax.
+var validBranch = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// checkRemoteURL accepts the URL forms remote.url supports.
+func checkRemoteURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch u.Scheme {
+	case "http", "https", "git":
+		if u.Host == "" {
+			return fmt.Errorf("%s URL without a host", u.Scheme)
+		}
+	case "file":
+		if u.Path == "" {
+			return errors.New("file URL without a path")
+		}
+	default:
+		return fmt.Errorf("scheme %q is not one of http, https, git, file", u.Scheme)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("a query or fragment is not part of a repository URL")
+	}
+	return nil
+}
+
+// RedactURL returns raw with any password replaced, for logs and status.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return u.Redacted()
+}
+
 // DefaultConfig returns the configuration used when nothing is set: the
 // embedded SQLite index and the built-in embedder, no database to set up.
 func DefaultConfig() Config {
@@ -225,6 +283,8 @@ func DefaultConfig() Config {
 			Metrics:           true,
 		},
 		Tools:   ToolsConfig{Subset: tools.SubsetAll},
+		Remote:  RemoteConfig{Branch: "main", Poll: 30 * time.Second},
+		Health:  HealthConfig{MaxLag: 2 * time.Minute},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
@@ -284,6 +344,20 @@ func (c Config) Validate() error {
 		}
 	default:
 		bad("index.backend", "%q is not one of sqlite, postgres", c.Index.Backend)
+	}
+	if c.Remote.URL != "" {
+		if err := checkRemoteURL(c.Remote.URL); err != nil {
+			bad("remote.url", "%v", err)
+		}
+		if !validBranch.MatchString(c.Remote.Branch) {
+			bad("remote.branch", "%q is not a plain branch name", c.Remote.Branch)
+		}
+		if c.Remote.Poll < time.Second {
+			bad("remote.poll", "must be at least 1s")
+		}
+	}
+	if c.Health.MaxLag <= 0 {
+		bad("health.max_lag", "must be > 0")
 	}
 	switch c.Embedder.Kind {
 	case "builtin":

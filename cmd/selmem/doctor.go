@@ -138,14 +138,31 @@ func (a *app) checkSQLiteIndex(ctx context.Context, emb memstore.Embedder, head 
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return finding{check: check, status: "FAIL", detail: "there is no embedded index at " + path, fix: staleFix}
 	}
+	h, err := a.inspectSQLiteIndex(ctx, emb, head)
+	var oe *openIndexError
+	if errors.As(err, &oe) {
+		return finding{check: check, status: "FAIL", detail: oe.Err.Error(), fix: "remove " + path + " and run `selmem reindex`: the index is derived from git"}
+	}
+	return joinFindings(indexFindings(check, h, err))
+}
+
+// openIndexError is an index that could not be opened for inspection.
+type openIndexError struct{ Err error }
+
+func (e *openIndexError) Error() string { return e.Err.Error() }
+func (e *openIndexError) Unwrap() error { return e.Err }
+
+// inspectSQLiteIndex reports what the embedded index mirrors compared with
+// head, without changing it.
+func (a *app) inspectSQLiteIndex(ctx context.Context, emb memstore.Embedder, head string) (memstore.IndexHealth, error) {
+	path := filepath.Join(a.cfg.Home, "index", "index.db")
 	// Opened as is: openSQLiteIndex would replace a corrupt index.
 	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return finding{check: check, status: "FAIL", detail: err.Error(), fix: "remove " + path + " and run `selmem reindex`: the index is derived from git"}
+		return memstore.IndexHealth{Behind: -1}, &openIndexError{Err: err}
 	}
 	defer idx.Close()
-	h, err := memstore.CheckIndex(ctx, a.cfg.Home, idx, emb, head)
-	return joinFindings(indexFindings(check, h, err))
+	return memstore.CheckIndex(ctx, a.cfg.Home, idx, emb, head)
 }
 
 // joinFindings folds several findings of one check into one line.
