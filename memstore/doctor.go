@@ -63,7 +63,7 @@ func CheckRepository(ctx context.Context, home string) (RepoHealth, error) {
 		return h, nil
 	}
 	h.Head = head.String()
-	h.ID, _ = memoryID(&g) // a damaged history is reported below
+	h.ID, _ = memoryID(&g, false) // a damaged history is reported below
 	top, err := object.GetCommit(repo.Storer, head)
 	if err != nil {
 		h.Problems = append(h.Problems, fmt.Sprintf("%s names commit %s, which cannot be read: %v.", branch, short(head), err))

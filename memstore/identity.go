@@ -2,9 +2,14 @@ package memstore
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/uuid"
+
+	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // trailerMemoryID is the trailer of a repository's first commit naming
@@ -27,10 +32,32 @@ func (s *Store) initMeta() commitMeta {
 // memories (pgindex) keep each memory's rows apart by it.
 func (s *Store) ID() string { return s.id }
 
+// idCacheName is the file in .git keeping the memory's identity, so that
+// opening a memory with a long history does not walk it every time (100,000
+// commits take seconds). git clone does not copy it: a clone finds the
+// identity in its history once.
+const idCacheName = "selmem-memory-id"
+
 // memoryID returns the identity of the repository g: the Memory-Id
 // trailer of the root commit reached from the branch by first parents, or
-// the root commit's hash when it has no such trailer.
-func memoryID(g *gitRepo) (string, error) {
+// the root commit's hash when it has no such trailer. It is read from
+// .git/selmem-memory-id when present; remember writes the file otherwise.
+func memoryID(g *gitRepo, remember bool) (string, error) {
+	p := filepath.Join(g.gitDir, idCacheName)
+	if b, err := os.ReadFile(p); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	}
+	id, err := rootID(g)
+	if err == nil && remember {
+		err = fsutil.WriteAtomic(p, []byte(id+"\n"), g.sync)
+	}
+	return id, err
+}
+
+// rootID finds the identity in the history of g's branch.
+func rootID(g *gitRepo) (string, error) {
 	h, err := g.readRef()
 	if err != nil {
 		return "", err
@@ -51,7 +78,7 @@ func memoryID(g *gitRepo) (string, error) {
 // bindMemory computes the store's identity and hands it to the indexes
 // that keep memories apart (MemoryBinder), before any of them is used.
 func (s *Store) bindMemory() error {
-	id, err := memoryID(&s.git)
+	id, err := memoryID(&s.git, true)
 	if err != nil {
 		return err
 	}
