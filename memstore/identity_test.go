@@ -47,6 +47,18 @@ func TestStore_ID(t *testing.T) {
 	if out, err := exec.Command("git", "clone", "--quiet", a.Dir(), filepath.Join(homeC, "memory")).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
+	// Open remembers the id beside the repository; a clone finds it in
+	// its history.
+	cache := func(home string) string {
+		b, _ := os.ReadFile(filepath.Join(home, "memory", ".git", "selmem-memory-id"))
+		return string(b)
+	}
+	if got := cache(homeA); got != id+"\n" {
+		t.Errorf("remembered id %q, want %q", got, id)
+	}
+	if got := cache(homeC); got != "" {
+		t.Errorf("git clone copied the remembered id %q", got)
+	}
 	c := openStore(t, homeC, nil)
 	if c.ID() != id {
 		t.Errorf("clone: id %q, want %q", c.ID(), id)

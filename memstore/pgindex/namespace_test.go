@@ -507,3 +507,54 @@ func TestLazy_PublishSubscribe(t *testing.T) {
 	default:
 	}
 }
+
+// TestIndex_SchemaBelongsToOneMemory checks that a schema holding one
+// memory's index is refused to another memory (two memories given the
+// same index.schema), accepted for replicas of the same memory, and that
+// a schema a DBA commented is used as it is.
+func TestIndex_SchemaBelongsToOneMemory(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	const one, two = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	bind := func(schema, id string) error {
+		ix, err := New(newPool(t, dsn), &Options{Dim: 8, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix.BindMemory(id)
+	}
+	if err := bind("team_shared", one); err != nil {
+		t.Fatalf("first memory: %v", err)
+	}
+	if err := bind("team_shared", one); err != nil {
+		t.Errorf("a replica of the same memory: %v", err)
+	}
+	err := bind("team_shared", two)
+	if !errors.Is(err, memstore.ErrConflict) || !strings.Contains(err.Error(), "give each memory its own index.schema") {
+		t.Errorf("another memory: %v, want ErrConflict", err)
+	}
+	lazy := Open(newPool(t, dsn), &Options{Dim: 8, Schema: "team_shared"})
+	t.Cleanup(func() { lazy.Close() })
+	if err := lazy.BindMemory(two); err != nil {
+		t.Fatalf("Lazy.BindMemory does not connect: %v", err)
+	}
+	if _, err := lazy.State(ctx); !errors.Is(err, memstore.ErrConflict) {
+		t.Errorf("another memory through Lazy: %v, want ErrConflict", err)
+	}
+
+	admin := newPool(t, dsn)
+	if _, err := admin.Exec(ctx, `CREATE SCHEMA dba_made; COMMENT ON SCHEMA dba_made IS 'analytics team'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{one, two} {
+		if err := bind("dba_made", id); err != nil {
+			t.Errorf("a schema the DBA commented, memory %s: %v", id, err)
+		}
+	}
+	var comment string
+	if err := admin.QueryRow(ctx, `SELECT obj_description('dba_made'::regnamespace, 'pg_namespace')`).Scan(&comment); err != nil || comment != "analytics team" {
+		t.Errorf("the DBA's comment became %q (%v)", comment, err)
+	}
+}

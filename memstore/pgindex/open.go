@@ -55,11 +55,10 @@ func (l *Lazy) index() (*Index, error) {
 	if schema != publicSchema || o.Schema != "" {
 		o.Schema = schema
 	}
-	ix, err := New(l.pool, &o)
+	ix, err := openIndex(l.pool, &o, l.memory)
 	if err != nil {
 		return nil, err
 	}
-	ix.memory = l.memory
 	l.ix = ix
 	return ix, nil
 }

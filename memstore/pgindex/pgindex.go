@@ -158,6 +158,11 @@ func ensureTypes(ctx context.Context, conn *pgx.Conn) error {
 // in Options.Schema when it is set. The Index keeps a pool of its own for
 // its schema, with pool's settings; Close closes it.
 func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
+	return openIndex(pool, opts, "")
+}
+
+// openIndex is New for an index bound to memory (when not "").
+func openIndex(pool *pgxpool.Pool, opts *Options, memory string) (*Index, error) {
 	if pool == nil {
 		return nil, invalid("New", "nil pool")
 	}
@@ -206,21 +211,23 @@ func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
 	if o.Ranking != nil {
 		ix.rank = *o.Ranking
 	}
-	if err := ix.attach(o.Schema); err != nil {
+	if err := ix.attach(o.Schema, memory); err != nil {
 		return nil, err
 	}
+	ix.memory = memory
 	return ix, nil
 }
 
 // attach makes schema (or, when "", the caller's pool as it is) the
-// index's home: it prepares the schema, applies the migrations there and
-// then switches to it, closing the pool of the schema it leaves.
-func (ix *Index) attach(schema string) error {
+// index's home: it prepares the schema and claims it for memory, applies
+// the migrations there and then switches to it, closing the pool of the
+// schema it leaves.
+func (ix *Index) attach(schema, memory string) error {
 	ctx := context.Background()
 	prev := *ix
 	if schema != "" {
 		sctx, cancel := context.WithTimeout(ctx, 12*ix.opts.QueryTimeout)
-		pool, err := schemaPool(sctx, ix.base, schema)
+		pool, err := schemaPool(sctx, ix.base, schema, memory)
 		if err != nil {
 			err = ix.fail(sctx, "New", err)
 		}
@@ -267,14 +274,22 @@ func (ix *Index) BindMemory(id string) error {
 	case ix.memory != "":
 		return invalid(op, "the index belongs to memory %s, not %s", ix.memory, id)
 	}
-	if ix.opts.Schema == "" {
-		schema, err := SchemaFor(id)
-		if err != nil {
+	schema := ix.opts.Schema
+	if schema == "" {
+		var err error
+		if schema, err = SchemaFor(id); err != nil {
 			return invalid(op, "%v", err)
 		}
-		if err := ix.attach(schema); err != nil {
-			return err
+	}
+	if schema == ix.schema {
+		// Options.Schema: already there; claim it for the memory.
+		ctx, cancel := context.WithTimeout(context.Background(), ix.opts.QueryTimeout)
+		defer cancel()
+		if _, err := prepareSchema(ctx, ix.base, schema, id); err != nil {
+			return ix.fail(ctx, op, err)
 		}
+	} else if err := ix.attach(schema, id); err != nil {
+		return err
 	}
 	ix.memory = id
 	return nil

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/selmem/selmem/memstore"
 )
 
 // Every memory's tables, indexes, migration records and index state live
@@ -62,8 +64,8 @@ func quoteIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
 // schemaPool prepares schema in the database of base (creating it, and the
 // vector extension in public, when missing) and returns a pool with base's
 // settings whose connections use schema and then the extension's schema.
-func schemaPool(ctx context.Context, base *pgxpool.Pool, schema string) (*pgxpool.Pool, error) {
-	ext, err := prepareSchema(ctx, base, schema)
+func schemaPool(ctx context.Context, base *pgxpool.Pool, schema, memory string) (*pgxpool.Pool, error) {
+	ext, err := prepareSchema(ctx, base, schema, memory)
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +82,11 @@ func schemaPool(ctx context.Context, base *pgxpool.Pool, schema string) (*pgxpoo
 }
 
 // prepareSchema creates the vector extension (in public) and schema when
-// they do not exist, under the migrations' advisory lock, and returns the
-// extension's schema. It creates only what is missing, so a role without
-// the CREATE privilege can use a schema and an extension a DBA made.
-func prepareSchema(ctx context.Context, base *pgxpool.Pool, schema string) (string, error) {
+// they do not exist, under the migrations' advisory lock, claims the
+// schema for memory (when not "") and returns the extension's schema. It
+// creates only what is missing, so a role without the CREATE privilege can
+// use a schema and an extension a DBA made.
+func prepareSchema(ctx context.Context, base *pgxpool.Pool, schema, memory string) (string, error) {
 	var ext string
 	err := pgx.BeginFunc(ctx, base, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
@@ -99,13 +102,60 @@ func prepareSchema(ctx context.Context, base *pgxpool.Pool, schema string) (stri
 			return err
 		}
 		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil || exists {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `CREATE SCHEMA `+quoteIdent(schema))
-		return err
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA `+quoteIdent(schema)); err != nil {
+				return err
+			}
+		}
+		return claimSchema(ctx, tx, schema, memory)
 	})
 	return ext, err
+}
+
+// claimPrefix starts the comment of a schema holding a memory's index.
+const claimPrefix = "selmem memory "
+
+// claimSchema records in schema's comment that it holds memory's index,
+// and refuses a schema that holds another memory's (two memories given
+// the same index.schema would rebuild each other's index on every
+// command). Replicas of one memory share its id, hence its schema. A
+// schema whose comment the role may not set (a DBA owns it) is used
+// unclaimed.
+func claimSchema(ctx context.Context, tx pgx.Tx, schema, memory string) error {
+	if memory == "" {
+		return nil
+	}
+	var comment string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1`,
+		schema).Scan(&comment); err != nil {
+		return err
+	}
+	if owner, ok := strings.CutPrefix(comment, claimPrefix); ok {
+		if owner == memory {
+			return nil
+		}
+		return &Error{Op: "New", Kind: memstore.ErrConflict,
+			Msg: fmt.Sprintf("schema %s holds the index of memory %s, not of this memory (%s); give each memory its own index.schema", schema, owner, memory)}
+	}
+	if comment != "" {
+		return nil // a comment of the DBA's: leave it
+	}
+	// The statement is composed by the server, which quotes both values.
+	var stmt string
+	if err := tx.QueryRow(ctx, `SELECT format('COMMENT ON SCHEMA %I IS %L', $1::text, $2::text)`, schema, claimPrefix+memory).Scan(&stmt); err != nil {
+		return err
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, stmt); err != nil {
+		return sp.Rollback(ctx)
+	}
+	return sp.Commit(ctx)
 }
 
 // lockKey is the advisory lock of Exclusive on the memory in schema.
