@@ -122,6 +122,15 @@ type Index interface {
 	Close() error
 }
 
+// MemoryBinder is an index that can hold several memories apart (pgindex
+// keeps each in its own Postgres schema). Open calls BindMemory with the
+// store's ID before it first uses the index.
+type MemoryBinder interface {
+	// BindMemory ties the index to the memory id; an index already bound
+	// to another memory refuses.
+	BindMemory(id string) error
+}
+
 // BatchIndex is an Index that replaces the chunks of many paths in one
 // call, much faster than a Replace per path. The mirror writes each batch
 // of files it indexes through ReplaceMany when the index has it.

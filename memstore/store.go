@@ -141,6 +141,7 @@ type Store struct {
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
 	routed    *routedWrite     // where the current locked write went, when not to main
 	acls      aclCache         // workspaces' ACLs, per tree
+	id        string           // the memory's identity (ID), set by Open
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -185,7 +186,7 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	sync := s.opts.Durability != DurabilityOS
-	if err := initRepo(s.dir, s.meta(initSubject, nil, nil), sync); err != nil {
+	if err := initRepo(s.dir, s.initMeta(), sync); err != nil {
 		return nil, err
 	}
 	gitDir := filepath.Join(s.dir, ".git")
@@ -215,6 +216,9 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 			return err
 		}
 		if err := s.restage(); err != nil {
+			return err
+		}
+		if err := s.bindMemory(); err != nil {
 			return err
 		}
 		for i, m := range s.mirrors {
@@ -340,7 +344,7 @@ func (s *Store) checkBranch() error {
 	meta := s.meta("recover "+branch.Short(), nil, nil)
 	if found.IsZero() {
 		// No commit at all: a repository whose creation was interrupted.
-		if found, err = s.git.commit(nil, nil, s.meta(initSubject, nil, nil)); err != nil {
+		if found, err = s.git.commit(nil, nil, s.initMeta()); err != nil {
 			return err
 		}
 		if s.git.sync {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/internal/mcpsource"
+	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/tools"
 )
 
@@ -205,6 +206,10 @@ type IndexConfig struct {
 	// BuildMemory is maintenance_work_mem while a full reindex builds the
 	// GIN and HNSW indexes ("1GB"; "" keeps the server's setting).
 	BuildMemory string `mapstructure:"build_memory" yaml:"build_memory"`
+	// Schema is the Postgres schema holding this memory's index; "" means
+	// selmem_ and 16 hex digits of the memory's identity, so that memories
+	// sharing a database keep apart.
+	Schema string `mapstructure:"schema" yaml:"schema"`
 }
 
 // EmbedderConfig selects the embedder.
@@ -341,6 +346,11 @@ func (c Config) Validate() error {
 		}
 		if m := c.Index.BuildMemory; m != "" && !memorySize.MatchString(m) {
 			bad("index.build_memory", "%q is not a size like 512MB or 2GB", m)
+		}
+		if sc := c.Index.Schema; sc != "" {
+			if err := pgindex.CheckSchema(sc); err != nil {
+				bad("index.schema", "%v", err)
+			}
 		}
 	default:
 		bad("index.backend", "%q is not one of sqlite, postgres", c.Index.Backend)

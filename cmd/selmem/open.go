@@ -95,8 +95,10 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 			return fail(err)
 		}
 		o.closers = append(o.closers, func() error { pool.Close(); return nil })
-		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
-			BuildMemory: a.cfg.Index.BuildMemory, Logger: log, Ranking: &rank})
+		pg := pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
+			BuildMemory: a.cfg.Index.BuildMemory, Schema: a.cfg.Index.Schema, Logger: log, Ranking: &rank})
+		o.closers = append(o.closers, pg.Close) // its schema's pool, before the caller's
+		idx = pg
 		// The embedded index is kept as a local mirror that answers while
 		// Postgres is unreachable.
 		if !a.primaryOnly {
