@@ -14,11 +14,6 @@ type Remote struct {
 	Feed   ChangeFeed
 }
 
-type ChangeFeed interface {
-	Publish(ctx context.Context, commit string) error
-	Subscribe(ctx context.Context, fn func(commit string)) error
-}
-
 type SyncResult struct {
 	From, To string
 	Paths    []string
@@ -32,8 +27,7 @@ type RemoteStatus struct {
 	Behind                int
 }
 
-func (s *Store) ID() string                                        { return "stub" }
-func (s *Store) Sync(ctx context.Context) (SyncResult, error)      { return SyncResult{}, nil }
+func (s *Store) Sync(ctx context.Context) (SyncResult, error)        { return SyncResult{}, nil }
 func (s *Store) Follow(ctx context.Context, fn func([]string)) error { <-ctx.Done(); return nil }
 func (s *Store) RemoteStatus(ctx context.Context) (RemoteStatus, error) {
 	return RemoteStatus{}, nil

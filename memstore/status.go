@@ -50,7 +50,7 @@ func Inspect(ctx context.Context, home string, remote *Remote) (Status, error) {
 		return st, fmt.Errorf("read %s: %w", branch, err)
 	}
 	st.Head = head.String()
-	if st.ID, err = memoryID(repo, head); err != nil {
+	if st.ID, err = memoryID(&g, false); err != nil {
 		return st, err
 	}
 	if remote == nil {
@@ -103,6 +103,3 @@ func lsRemote(ctx context.Context, url, name string) (plumbing.Hash, error) {
 	}
 	return plumbing.ZeroHash, nil
 }
-
-// memoryID STAND-IN until the pgns branch merges.
-func memoryID(repo *git.Repository, head plumbing.Hash) (string, error) { return "stub", nil }
