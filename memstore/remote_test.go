@@ -17,7 +17,7 @@ import (
 
 // replicaOpts configure openReplica.
 type replicaOpts struct {
-	index bool                // an embedded SQLite index in the home
+	index bool // an embedded SQLite index in the home
 	wrap  func(memstore.Index) memstore.Index
 	feed  memstore.ChangeFeed // the remote's feed
 	poll  time.Duration
