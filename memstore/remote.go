@@ -73,6 +73,7 @@ type replica struct {
 	known       bool          // head is known (a contact succeeded)
 	lastContact time.Time
 	lastError   string
+	pushCaps    *capability.List // receive-pack's capabilities, once known
 }
 
 // newReplica checks cfg and prepares the transport.
@@ -242,7 +243,7 @@ func (e *errPushRefused) Unwrap() error { return e.err }
 // old. It returns errRemoteMoved when the branch names another commit,
 // an *errPushRefused when the server refused the update, and any other
 // error when the remote could not be reached (the outcome is then
-// unknown: the caller checks).
+// unknown).
 func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash, objects []plumbing.Hash) error {
 	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
 	defer cancel()
@@ -251,15 +252,26 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 		return err
 	}
 	defer sess.Close()
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return err
+	// The server's capabilities are learnt once; after that a push is one
+	// request, the server checking old itself.
+	r.mu.Lock()
+	caps := r.pushCaps
+	r.mu.Unlock()
+	if caps == nil {
+		ar, err := sess.AdvertisedReferencesContext(ctx)
+		if err != nil {
+			return err
+		}
+		if cur := ar.References[r.ref.String()]; cur != old {
+			r.contact(cur)
+			return errRemoteMoved
+		}
+		caps = ar.Capabilities
+		r.mu.Lock()
+		r.pushCaps = caps
+		r.mu.Unlock()
 	}
-	if cur := ar.References[r.ref.String()]; cur != old {
-		r.contact(cur)
-		return errRemoteMoved
-	}
-	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	req := packp.NewReferenceUpdateRequestFromCapabilities(caps)
 	req.Commands = []*packp.Command{{Name: r.ref, Old: old, New: next}}
 	var buf bytes.Buffer
 	if _, err := packfile.NewEncoder(&buf, g.repo.Storer, false).Encode(objects, 0); err != nil {
@@ -267,25 +279,29 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 	}
 	req.Packfile = io.NopCloser(&buf)
 	rs, err := sess.ReceivePack(ctx, req)
-	if err != nil {
-		return err
+	if err == nil && rs != nil {
+		err = rs.Error()
 	}
-	if rs == nil {
-		// No report: ask where the branch is now.
-		cur, err := r.remoteHead(ctx)
-		if err != nil {
-			return err
-		}
-		if cur != next {
-			return errRemoteMoved
-		}
+	if err == nil && rs != nil {
+		r.contact(next)
 		return nil
 	}
-	if err := rs.Error(); err != nil {
+	// A refusal (go-git returns the report's error), a lost answer or no
+	// report at all: where the branch is now tells which.
+	cur, herr := r.remoteHead(ctx)
+	switch {
+	case herr != nil && err != nil:
+		return err
+	case herr != nil:
+		return herr
+	case cur == next:
+		return nil // it landed
+	case cur != old:
+		return errRemoteMoved
+	case err != nil:
 		return &errPushRefused{err}
 	}
-	r.contact(next)
-	return nil
+	return &errPushRefused{errors.New("the server did not report the update")}
 }
 
 // status returns what the last exchanges learned.

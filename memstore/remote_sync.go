@@ -282,10 +282,6 @@ func (s *Store) pushCommit(ctx context.Context, head *object.Commit, next plumbi
 	var refused *errPushRefused
 	moved := errors.Is(err, errRemoteMoved)
 	if !moved && !errors.As(err, &refused) {
-		// Unreachable, or the answer was lost: the push may have landed.
-		if cur, herr := s.remote.remoteHead(ctx); herr == nil && cur == next {
-			return nil
-		}
 		s.takeBack()
 		return s.remote.unavailable("the write was not made", err)
 	}

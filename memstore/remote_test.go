@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,9 @@ func openReplica(t testing.TB, home, url string, o replicaOpts) (*memstore.Store
 		Now:        func() time.Time { return fixedNow },
 		Durability: memstore.DurabilityOS,
 		Remote:     &memstore.Remote{URL: url, Feed: o.feed, Poll: o.poll},
+	}
+	if os.Getenv("SELMEM_TEST_LOG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if o.index || o.wrap != nil {
 		idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)

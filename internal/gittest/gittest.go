@@ -4,13 +4,17 @@
 package gittest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -24,6 +28,50 @@ type Server struct {
 
 	down atomic.Bool
 	srv  *httptest.Server
+
+	mu     sync.Mutex
+	pushes []Update
+}
+
+// Update is one ref update command a client sent to receive-pack: the ref
+// and the values it expects (Old, the compare-and-swap's condition) and
+// asks for (New), as 40-hex strings.
+type Update struct {
+	Ref, Old, New string
+}
+
+// Updates returns the ref update commands received so far, in order,
+// whether the server applied them or not.
+func (s *Server) Updates() []Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Update(nil), s.pushes...)
+}
+
+// record reads the commands at the start of a receive-pack request body
+// and returns the body to pass on.
+func (s *Server) record(r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	for rest := body; len(rest) >= 4; {
+		n, err := strconv.ParseUint(string(rest[:4]), 16, 16)
+		if err != nil || n == 0 || int(n) > len(rest) || n < 4 {
+			break // flush packet: the commands are over
+		}
+		line := string(rest[4:n])
+		rest = rest[n:]
+		line, _, _ = strings.Cut(line, "\x00") // capabilities follow the first command
+		f := strings.Fields(line)
+		if len(f) == 3 {
+			s.mu.Lock()
+			s.pushes = append(s.pushes, Update{Old: f[0], New: f[1], Ref: f[2]})
+			s.mu.Unlock()
+		}
+	}
+	return nil
 }
 
 // NewServer starts a server for a new, empty bare repository whose default
@@ -48,12 +96,19 @@ func NewServer(tb testing.TB) *Server {
 			"GIT_CONFIG_NOSYSTEM=1",
 		},
 		InheritEnv: []string{"PATH"},
+		Stderr:     io.Discard, // refusals are reported to the client too
 	}
 	s := &Server{Dir: dir}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.down.Load() {
 			http.Error(w, "the git server is down for this test", http.StatusServiceUnavailable)
 			return
+		}
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			if err := s.record(r); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	}))
