@@ -216,3 +216,104 @@ func TestRemote_OpenUnreachableWithoutCopy(t *testing.T) {
 		t.Fatalf("Open of a new home with the remote down = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestRemote_PushIsCompareAndSwap checks what goes over the wire: each push
+// names the commit its write was prepared on, the server refuses it when
+// the branch moved, and the write is prepared again on the new head.
+func TestRemote_PushIsCompareAndSwap(t *testing.T) {
+	ctx := context.Background()
+	srv := gittest.NewServer(t)
+	a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+	b := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+	w1 := mustCreate(t, b, "/memories/notes/one.md", "one\n").Commit
+	if _, err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w2 := mustCreate(t, a, "/memories/notes/two.md", "two\n").Commit
+	// b has not seen w2: its push names w1 and the server refuses it.
+	before := len(srv.Updates())
+	w3 := mustCreate(t, b, "/memories/notes/three.md", "three\n").Commit
+	ups := srv.Updates()[before:]
+	if len(ups) != 2 {
+		t.Fatalf("pushes of the third write = %+v, want a refused one and a retried one", ups)
+	}
+	if ups[0].Old != w1 {
+		t.Errorf("first push expected %s, want w1 %s", ups[0].Old, w1)
+	}
+	if ups[1].Old != w2 || ups[1].New != w3 {
+		t.Errorf("retried push %+v, want %s -> %s", ups[1], w2, w3)
+	}
+	history := srv.Git(t, "rev-list", "main")
+	if strings.Contains(history, ups[0].New) {
+		t.Errorf("the refused commit %s is in the remote's history", ups[0].New)
+	}
+	if got, want := srv.Git(t, "rev-parse", w3+"^"), w2; got != want {
+		t.Errorf("the third write's parent = %s, want w2 %s", got, want)
+	}
+	if got := srv.Git(t, "show", "main:notes/two.md"); got != "two" {
+		t.Errorf("two.md at the remote = %q", got)
+	}
+}
+
+// TestRemote_ReapplyFailsHonestly: a write prepared on a stale head is
+// prepared again through the write gate on the remote's head, and fails
+// there when its precondition is gone, writing nothing.
+func TestRemote_ReapplyFailsHonestly(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		first   func(s *memstore.Store) error // by the replica that wins
+		second  func(s *memstore.Store) error // by the stale one
+		wantErr error
+		wantMsg string
+	}{
+		{
+			name: "create of a path created meanwhile",
+			first: func(s *memstore.Store) error {
+				_, err := s.Create(ctx, "/memories/notes/x.md", "first\n", nil)
+				return err
+			},
+			second: func(s *memstore.Store) error {
+				_, err := s.Create(ctx, "/memories/notes/x.md", "second\n", nil)
+				return err
+			},
+			wantErr: memstore.ErrExists,
+			wantMsg: "already exists",
+		},
+		{
+			name: "str_replace whose old_str was replaced meanwhile",
+			first: func(s *memstore.Store) error {
+				_, err := s.StrReplace(ctx, "/memories/notes/base.md", "v1", "v2", nil)
+				return err
+			},
+			second: func(s *memstore.Store) error {
+				_, err := s.StrReplace(ctx, "/memories/notes/base.md", "v1", "v3", nil)
+				return err
+			},
+			wantErr: memstore.ErrNotFound,
+			wantMsg: "did not appear verbatim",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gittest.NewServer(t)
+			a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+			mustCreate(t, a, "/memories/notes/base.md", "v1\n")
+			b := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+			if err := tt.first(a); err != nil {
+				t.Fatal(err)
+			}
+			want := srv.Head(t, "main")
+			err := tt.second(b)
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("stale write = %v, want %v", err, tt.wantErr)
+			}
+			if got := srv.Head(t, "main"); got != want {
+				t.Fatalf("the refused write moved the remote to %s", got)
+			}
+			if got := mustHead(t, b); got != want {
+				t.Fatalf("the stale replica is at %s after the re-apply, want the remote's %s", got, want)
+			}
+		})
+	}
+}
