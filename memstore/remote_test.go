@@ -66,11 +66,25 @@ func mustReplica(t testing.TB, home, url string, o replicaOpts) *memstore.Store 
 }
 
 func TestRemote_OpenClonesOrPushes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		url  func(srv *gittest.Server) string
+	}{
+		{"http", func(srv *gittest.Server) string { return srv.URL }},
+		{"file", func(srv *gittest.Server) string { return "file://" + srv.Dir }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gittest.NewServer(t)
+			testOpenClonesOrPushes(t, srv, tt.url(srv))
+		})
+	}
+}
+
+func testOpenClonesOrPushes(t *testing.T, srv *gittest.Server, url string) {
 	ctx := context.Background()
-	srv := gittest.NewServer(t)
 	// The first replica finds an empty remote: it creates the memory and
 	// pushes it.
-	a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{index: true})
+	a := mustReplica(t, t.TempDir(), url, replicaOpts{index: true})
 	if got, want := srv.Head(t, "main"), mustHead(t, a); got != want {
 		t.Fatalf("remote head after init = %q, want the new memory's %q", got, want)
 	}
@@ -80,7 +94,7 @@ func TestRemote_OpenClonesOrPushes(t *testing.T) {
 	}
 	// The second clones it: same head, same files, and its index finds them.
 	homeB := t.TempDir()
-	b := mustReplica(t, homeB, srv.URL, replicaOpts{index: true})
+	b := mustReplica(t, homeB, url, replicaOpts{index: true})
 	if got, want := mustHead(t, b), mustHead(t, a); got != want {
 		t.Fatalf("clone head = %q, want %q", got, want)
 	}
