@@ -122,7 +122,7 @@ func (r *replica) unavailable(what string, err error) error {
 	r.failed(err)
 	return &Error{Kind: ErrUnavailable,
 		Msg:  "Error: the memory's remote repository cannot be reached, so " + what + ".",
-		Hint: "Retry when the remote is back; reads and searches still work. Nothing was changed.", Err: err}
+		Hint: "Retry when the remote is back; reads and searches still work. Nothing was changed locally.", Err: err}
 }
 
 // remoteHead asks the remote which commit its branch names (zero when the

@@ -230,7 +230,13 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 			return err
 		}
 		if s.remote != nil {
-			if err := s.openRemote(ctx); err != nil {
+			// The indexes catch up below, once they know the memory
+			// they serve.
+			mirrors := s.mirrors
+			s.mirrors = nil
+			err := s.openRemote(ctx)
+			s.mirrors = mirrors
+			if err != nil {
 				return err
 			}
 		}
