@@ -62,12 +62,14 @@ const waitLong = 2 * time.Minute
 
 func TestRemote_Follow(t *testing.T) {
 	tests := []struct {
-		name string
-		feed bool          // the follower is told through the feed
-		poll time.Duration // else it polls
+		name   string
+		feed   bool          // the follower is told through the feed
+		poll   time.Duration // else it polls
+		outage bool          // the remote is down when Follow starts
 	}{
 		{name: "notification", feed: true, poll: time.Hour},
 		{name: "poll", poll: 20 * time.Millisecond},
+		{name: "poll after an outage", poll: 20 * time.Millisecond, outage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +82,9 @@ func TestRemote_Follow(t *testing.T) {
 			}
 			follower := mustReplica(t, t.TempDir(), srv.URL, o)
 			changed := make(chan []string, 16)
+			if tt.outage {
+				srv.SetDown(true)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- follower.Follow(ctx, func(paths []string) { changed <- paths }) }()
@@ -91,6 +96,14 @@ func TestRemote_Follow(t *testing.T) {
 			}()
 			if tt.feed {
 				<-feed.subscribed
+			}
+			if tt.outage {
+				// Follow keeps going through failed syncs.
+				give := time.Now().Add(waitLong)
+				for st, _ := follower.RemoteStatus(ctx); st.LastError == "" && time.Now().Before(give); st, _ = follower.RemoteStatus(ctx) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				srv.SetDown(false)
 			}
 			mustCreate(t, writer, "/memories/notes/followed.md", "# Followed\n\nfollowedword\n")
 			select {
