@@ -308,7 +308,6 @@ func TestReplicas_SharedRemoteAndPostgres(t *testing.T) {
 // sharedPath is the k-th file every client edits.
 func sharedPath(k int) string { return fmt.Sprintf("/memories/workspaces/team/shared-%d.md", k) }
 
-
 // lineVersion reads client c's version in a shared file's text; -1 when
 // its line is missing.
 func lineVersion(text string, c int) int {
