@@ -123,11 +123,11 @@ func (a *app) inspectPostgresIndex(ctx context.Context, emb memstore.Embedder, s
 	pctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	rank := memstore.DefaultRanking()
-	idx := pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch, Ranking: &rank})
-	if b, ok := any(idx).(interface{ BindMemory(string) error }); ok {
-		if err := b.BindMemory(st.ID); err != nil {
-			return memstore.IndexHealth{Behind: -1}, err
-		}
+	idx := pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
+		Schema: a.cfg.Index.Schema, Ranking: &rank})
+	defer idx.Close()
+	if err := idx.BindMemory(st.ID); err != nil {
+		return memstore.IndexHealth{Behind: -1}, err
 	}
 	return memstore.CheckIndex(pctx, a.cfg.Home, idx, emb, st.Head)
 }

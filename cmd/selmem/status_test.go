@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
 )
 
@@ -118,5 +119,23 @@ func TestCLI_Status(t *testing.T) {
 	}
 	if got := gitOut(t, memDir, "rev-parse", "main"); got != localHead {
 		t.Fatalf("status moved the branch to %s", got)
+	}
+}
+
+// TestCLI_StatusPostgres: with the Postgres backend, status reports the
+// memory's index in its own schema next to the embedded one.
+func TestCLI_StatusPostgres(t *testing.T) {
+	home := doctorHome(t)
+	t.Setenv("SELMEM_TEST_PG_DSN", pgtest.DSN(t))
+	conf := "index:\n  backend: postgres\n  dsn_env: SELMEM_TEST_PG_DSN\n"
+	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, home, "", "reindex"); code != exitOK {
+		t.Fatalf("reindex: exit %d: %s", code, stderr)
+	}
+	rep := statusJSON(t, home)
+	if len(rep.Indexes) != 2 || rep.Indexes[1].Backend != "postgres" || rep.Indexes[1].Commit != rep.Head || rep.Indexes[1].Behind != 0 {
+		t.Fatalf("indexes = %+v, want the Postgres index at HEAD %s", rep.Indexes, rep.Head)
 	}
 }
