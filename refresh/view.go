@@ -14,6 +14,11 @@ import (
 // DefaultMaxViewBytes caps, by default, a view's program with its data.
 const DefaultMaxViewBytes = 2 << 20
 
+// MaxAggregateBytes bounds the snapshots a view aggregates (a view holds
+// the snapshot in memory, by column, to aggregate it); a larger one is too
+// large to inline even with an aggregate declared.
+const MaxAggregateBytes = 64 << 20
+
 // View is what an artifact shows where no same-origin server is at hand
 // (an MCP Apps host): its program as one self-contained document, and the
 // current data to place at its injection point.
@@ -120,7 +125,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		v.columnar = func() ([]byte, error) { return r.views.encoded(sha, "", frame, nil) }
 		return v, nil
 	}
-	if b.View == nil || b.View.Aggregate == nil {
+	if b.View == nil || b.View.Aggregate == nil || int64(len(data)) > MaxAggregateBytes {
 		v.TooLarge = true
 		return v, nil
 	}

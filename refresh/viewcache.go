@@ -32,7 +32,7 @@ type aggregated struct {
 // keep caches the data of snapshot sha (size bytes) when a view may show
 // it: within the cap, or with an aggregate declared.
 func (c *viewCache) keep(sha string, size int64, frame func() *Frame, settings *ViewSettings) {
-	if size > c.max && (settings == nil || settings.Aggregate == nil) {
+	if size > c.max && (settings == nil || settings.Aggregate == nil || size > MaxAggregateBytes) {
 		return
 	}
 	f := frame()
