@@ -81,8 +81,9 @@ type RefreshConfig struct {
 	// MaxSnapshotBytes caps the data one refresh loads.
 	MaxSnapshotBytes int64 `mapstructure:"max_snapshot_bytes" yaml:"max_snapshot_bytes"`
 	// MaxViewBytes caps an artifact's MCP Apps view, its page with its
-	// data; beyond it the view says the data is too large and links to
-	// the artifact served over HTTP.
+	// data; beyond it the view shows the aggregate the artifact's binding
+	// declares (view.aggregate), or says the data is too large and links
+	// to the artifact served over HTTP.
 	MaxViewBytes int64 `mapstructure:"max_view_bytes" yaml:"max_view_bytes"`
 	// ArtifactsURL is where users open artifacts over HTTP, e.g.
 	// https://selmem.example.com/artifacts/; "" derives it from http.addr.
