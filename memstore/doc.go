@@ -31,6 +31,17 @@
 // each workspace's workspace.yaml on the published branch and from
 // Options.Policy (org admins); the access package decides.
 //
+// Replicas of one memory share a bare git repository (Options.Remote), the
+// authority for the published branch: a write commits its objects locally
+// under the lock and pushes with compare-and-swap before the local branch
+// moves, so a write is acknowledged only once the remote has it; a push
+// that lost a race fetches, fast-forwards and prepares the write again
+// through the write gate. Sync and Follow bring a replica level with the
+// remote; an index the replicas share (SharedIndex) applies each commit's
+// changes once, whichever replica gets there first, and a ChangeFeed tells
+// the others to fetch. Drafts and proposals stay on the replica that made
+// them; publishing one is an ordinary, replicated write.
+//
 // Index backends live in sub-packages (sqliteindex, pgindex), embedders in
 // embedder, the write gate's checks in gate. memstore knows nothing of MCP:
 // the tools and resources packages are thin layers over it.

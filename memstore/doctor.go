@@ -17,6 +17,7 @@ import (
 // RepoHealth is what CheckRepository found in a memory repository.
 type RepoHealth struct {
 	Head    string // the commit refs/heads/main names; "" when it names none
+	ID      string // the memory's identity (Store.ID); "" when it cannot be read
 	Commits int    // commits reachable from Head that were read
 	Objects int    // trees and blobs of Head's tree that were read
 	// Pending is set when an interrupted write left its journal behind;
@@ -62,6 +63,7 @@ func CheckRepository(ctx context.Context, home string) (RepoHealth, error) {
 		return h, nil
 	}
 	h.Head = head.String()
+	h.ID, _ = memoryID(&g, false) // a damaged history is reported below
 	top, err := object.GetCommit(repo.Storer, head)
 	if err != nil {
 		h.Problems = append(h.Problems, fmt.Sprintf("%s names commit %s, which cannot be read: %v.", branch, short(head), err))

@@ -21,6 +21,9 @@ var (
 	// ErrDenied reports an access the principal may not make; the error
 	// also wraps the *access.DeniedError, which says the role needed.
 	ErrDenied = errors.New("access denied")
+	// ErrUnavailable reports a service the operation needs that cannot be
+	// reached right now (the memory's git remote); nothing was changed.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Error is a failed Store operation. Msg is the text meant for the caller

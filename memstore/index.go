@@ -122,6 +122,39 @@ type Index interface {
 	Close() error
 }
 
+// MemoryBinder is an index that can hold several memories apart (pgindex
+// keeps each in its own Postgres schema). Open calls BindMemory with the
+// store's ID before it first uses the index.
+type MemoryBinder interface {
+	// BindMemory ties the index to the memory id; an index already bound
+	// to another memory refuses.
+	BindMemory(id string) error
+}
+
+// SharedIndex is an Index that several replicas of one memory share (one
+// Postgres namespace written by every replica). Exclusive runs fn while no
+// other process runs Exclusive on the same memory, so that reading the
+// index state and applying the changes up to a commit is one step: the
+// mirror applies each commit's changes once, whichever replica gets there
+// first, and never rebuilds because another replica is ahead.
+type SharedIndex interface {
+	Index
+	// Exclusive runs fn while no other process's Exclusive on the same
+	// memory runs; fn's own calls may use the index normally.
+	Exclusive(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// ChangeFeed carries notifications of new commits between the replicas of
+// one memory (Postgres NOTIFY/LISTEN in team set-ups).
+type ChangeFeed interface {
+	// Publish tells every subscriber that the memory reached commit.
+	Publish(ctx context.Context, commit string) error
+	// Subscribe calls fn for every notification until ctx is done, and
+	// only then returns. fn("") means "notifications may have been
+	// missed; check".
+	Subscribe(ctx context.Context, fn func(commit string)) error
+}
+
 // BatchIndex is an Index that replaces the chunks of many paths in one
 // call, much faster than a Replace per path. The mirror writes each batch
 // of files it indexes through ReplaceMany when the index has it.

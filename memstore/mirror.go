@@ -48,6 +48,9 @@ func (m *mirror) setAt(h plumbing.Hash) { m.indexed.Store(&h) }
 // sync brings the index up to HEAD, telling progress (when not nil) how
 // many of the files to index are done.
 func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
+	if sh, ok := m.idx.(SharedIndex); ok {
+		return m.syncShared(ctx, sh, progress, plumbing.ZeroHash, nil)
+	}
 	defer func() {
 		if err != nil {
 			m.setAt(plumbing.ZeroHash)
@@ -80,20 +83,16 @@ func (m *mirror) sync(ctx context.Context, progress Progress) (err error) {
 		m.log.Info("index points at an unknown commit; rebuilding", logKeyCommit, from.String())
 		return m.rebuild(ctx, head, progress)
 	}
-	if err := m.applyDiff(ctx, old, head, progress); err != nil {
-		return err
-	}
-	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
-		return err
-	}
-	m.setAt(head.Hash)
-	return nil
+	return m.diffTo(ctx, old, head, progress)
 }
 
 // update indexes the changes of the commit that followed parent: directly
 // when the index mirrors parent, else by a full sync from whatever commit the
 // index holds.
 func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []change) (err error) {
+	if sh, ok := m.idx.(SharedIndex); ok {
+		return m.syncShared(ctx, sh, nil, parent, changes)
+	}
 	if m.at() != parent {
 		return m.sync(ctx, nil)
 	}
@@ -106,6 +105,70 @@ func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []cha
 	if err != nil {
 		return err
 	}
+	return m.applyChanges(ctx, head, changes)
+}
+
+// syncShared brings an index that other replicas of the memory share up
+// to HEAD, idempotently by commit: inside Exclusive it reads the commit the
+// index holds and does nothing when that is HEAD or a descendant of it
+// (another replica got there first), applies the commit's changes when it
+// is their parent, the diff when it is another ancestor, and rebuilds only
+// when the commit is still unknown after a fetch from the remote.
+func (m *mirror) syncShared(ctx context.Context, sh SharedIndex, progress Progress, parent plumbing.Hash, changes []change) (err error) {
+	defer func() {
+		if err != nil {
+			m.setAt(plumbing.ZeroHash)
+		}
+	}()
+	return sh.Exclusive(ctx, func(ctx context.Context) error {
+		head, err := m.store.git.headCommit()
+		if err != nil {
+			return err
+		}
+		st, err := m.idx.State(ctx)
+		if err != nil {
+			return fmt.Errorf("read index state: %w", err)
+		}
+		if st.Embedder != m.emb.ID() || st.Dim != m.emb.Dim() || st.Commit == "" {
+			return m.rebuild(ctx, head, progress)
+		}
+		from := plumbing.NewHash(st.Commit)
+		if from == head.Hash {
+			m.setAt(head.Hash)
+			return nil
+		}
+		if changes != nil && from == parent {
+			return m.applyChanges(ctx, head, changes)
+		}
+		g := &m.store.git
+		rel := g.relation(from, head.Hash)
+		if rel == relUnknown && m.store.remote != nil {
+			// Most likely a commit another replica pushed after ours.
+			if _, ferr := m.store.fetchLocked(ctx, head.Hash); ferr == nil {
+				rel = g.relation(from, head.Hash)
+			} else {
+				m.log.Warn("fetch the commit the shared index names", logKeyCommit, from.String(), logKeyErr, ferr)
+			}
+		}
+		switch rel {
+		case relDescendant:
+			m.setAt(head.Hash) // the index is ahead: it holds everything up to HEAD
+			return nil
+		case relAncestor:
+			old, err := object.GetCommit(g.repo.Storer, from)
+			if err != nil {
+				return err
+			}
+			return m.diffTo(ctx, old, head, progress)
+		}
+		m.log.Info("shared index points at a commit unknown here; rebuilding", logKeyCommit, from.String())
+		return m.rebuild(ctx, head, progress)
+	})
+}
+
+// applyChanges indexes changes, the whole difference between the commit the
+// index mirrors and head.
+func (m *mirror) applyChanges(ctx context.Context, head *object.Commit, changes []change) error {
 	var files []fileRef
 	for _, c := range changes {
 		if c.Delete {
@@ -128,6 +191,18 @@ func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []cha
 
 func (m *mirror) state(head *object.Commit) IndexState {
 	return IndexState{Commit: head.Hash.String(), Embedder: m.emb.ID(), Dim: m.emb.Dim()}
+}
+
+// diffTo indexes the files that changed from old to head and records head.
+func (m *mirror) diffTo(ctx context.Context, old, head *object.Commit, progress Progress) error {
+	if err := m.applyDiff(ctx, old, head, progress); err != nil {
+		return err
+	}
+	if err := m.idx.SetState(ctx, m.state(head)); err != nil {
+		return err
+	}
+	m.setAt(head.Hash)
+	return nil
 }
 
 // applyDiff indexes the files that changed between two commits.

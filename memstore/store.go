@@ -89,6 +89,10 @@ type Options struct {
 	Policy access.Policy
 	// Observer, when set, receives measurements of searches.
 	Observer Observer
+	// Remote, when set, makes a bare git repository shared by several
+	// replicas of this memory the authority: Open clones or catches up
+	// with it, and a write is acknowledged only once pushed there.
+	Remote *Remote
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
@@ -138,6 +142,8 @@ type Store struct {
 	wsHead    plumbing.Hash    // the commit wsBytes was computed against
 	routed    *routedWrite     // where the current locked write went, when not to main
 	acls      aclCache         // workspaces' ACLs, per tree
+	id        string           // the memory's identity (ID), set by Open
+	remote    *replica         // the shared remote; nil without one
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -182,7 +188,17 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	sync := s.opts.Durability != DurabilityOS
-	if err := initRepo(s.dir, s.meta(initSubject, nil, nil), sync); err != nil {
+	if s.opts.Remote != nil {
+		r, err := newReplica(*s.opts.Remote, s.log, s.now)
+		if err != nil {
+			return nil, err
+		}
+		s.remote = r
+		if err := r.cloneRemote(ctx, s.dir, sync, s.initMeta()); err != nil {
+			return nil, err
+		}
+	}
+	if err := initRepo(s.dir, s.initMeta(), sync); err != nil {
 		return nil, err
 	}
 	gitDir := filepath.Join(s.dir, ".git")
@@ -214,6 +230,20 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 		if err := s.restage(); err != nil {
 			return err
 		}
+		if s.remote != nil {
+			// The indexes catch up below, once they know the memory
+			// they serve.
+			mirrors := s.mirrors
+			s.mirrors = nil
+			err := s.openRemote(ctx)
+			s.mirrors = mirrors
+			if err != nil {
+				return err
+			}
+		}
+		if err := s.bindMemory(); err != nil {
+			return err
+		}
 		for i, m := range s.mirrors {
 			if err := m.sync(ctx, s.opts.Progress); err != nil {
 				// The index is derived; the memory stays usable and the
@@ -239,6 +269,21 @@ const initSubject = "Initialise selmem memory"
 // no process ever sees a repository without a branch, and two processes
 // creating it at once end up sharing one.
 func initRepo(dir string, meta commitMeta, sync bool) error {
+	return buildRepo(dir, sync, "init", func(g *gitRepo, _ string) (plumbing.Hash, commitMeta, error) {
+		h, err := g.commit(nil, nil, meta)
+		return h, meta, err
+	})
+}
+
+// errNoRepo is what a buildRepo fill function returns to create nothing.
+var errNoRepo = errors.New("no repository to create")
+
+// buildRepo creates the repository at dir when dir holds none: fill writes
+// the objects (and working files) of its first commit into the new
+// repository at tmp, and the branch is made to name it. It is built beside
+// dir and renamed into place once whole. fill returning errNoRepo creates
+// nothing.
+func buildRepo(dir string, sync bool, what string, fill func(g *gitRepo, tmp string) (plumbing.Hash, commitMeta, error)) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
 		return err // exists (nil) or cannot be checked
 	}
@@ -249,7 +294,7 @@ func initRepo(dir string, meta commitMeta, sync bool) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("create memory directory: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, ".memory-init-*")
+	tmp, err := os.MkdirTemp(parent, ".memory-"+what+"-*")
 	if err != nil {
 		return fmt.Errorf("create memory directory: %w", err)
 	}
@@ -257,14 +302,17 @@ func initRepo(dir string, meta commitMeta, sync bool) error {
 	if _, err := git.PlainInitWithOptions(tmp, &git.PlainInitOptions{
 		InitOptions: git.InitOptions{DefaultBranch: branch},
 	}); err != nil {
-		return fmt.Errorf("init memory repository: %w", err)
+		return fmt.Errorf("%s memory repository: %w", what, err)
 	}
 	repo, closeRepo, err := openRepo(tmp)
 	if err != nil {
 		return err
 	}
 	g := gitRepo{repo: repo, gitDir: filepath.Join(tmp, ".git"), sync: sync}
-	h, err := g.commit(nil, nil, meta)
+	h, meta, err := fill(&g, tmp)
+	if errors.Is(err, errNoRepo) {
+		return closeRepo()
+	}
 	if err == nil && sync {
 		err = syncAll(g.objectPaths())
 	}
@@ -281,14 +329,18 @@ func initRepo(dir string, meta commitMeta, sync bool) error {
 			}
 		}
 	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("init memory repository: %w", err)
+		return fmt.Errorf("%s memory repository: %w", what, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(filepath.Join(dir, ".git")); serr == nil {
 			return nil // another process created it first
 		}
-		return fmt.Errorf("init memory repository: %w", err)
+		return fmt.Errorf("%s memory repository: %w", what, err)
 	}
 	if sync {
 		return syncDir(parent)
@@ -337,7 +389,7 @@ func (s *Store) checkBranch() error {
 	meta := s.meta("recover "+branch.Short(), nil, nil)
 	if found.IsZero() {
 		// No commit at all: a repository whose creation was interrupted.
-		if found, err = s.git.commit(nil, nil, s.meta(initSubject, nil, nil)); err != nil {
+		if found, err = s.git.commit(nil, nil, s.initMeta()); err != nil {
 			return err
 		}
 		if s.git.sync {
@@ -392,6 +444,10 @@ func (s *Store) Close(ctx context.Context) error {
 // moved under it before it gives up.
 const maxHeadMoves = 5
 
+// maxRemoteMoves is maxHeadMoves with a remote, where replicas racing for
+// the remote's branch make a write lose more often.
+const maxRemoteMoves = 100
+
 // locked runs fn holding the store's write lock, within the process (mu)
 // and across processes (the repository lock), after repairing what a
 // writer that died left behind. A write that finds the branch moved
@@ -410,9 +466,16 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 	if err := s.repairWorking(); err != nil {
 		return fmt.Errorf("repair after an interrupted write: %w", err)
 	}
-	for range maxHeadMoves {
+	tries := maxHeadMoves
+	if s.remote != nil {
+		tries = maxRemoteMoves
+	}
+	for attempt := range tries {
 		if err := fn(); !errors.Is(err, errHeadMoved) {
 			return err
+		}
+		if s.remote != nil && !sleep(ctx, retryPause(attempt)) {
+			return ctx.Err()
 		}
 	}
 	return &Error{Kind: ErrConflict, Msg: "Error: the memory kept changing while this write was prepared.",
@@ -821,7 +884,17 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 		// branch names the commit.
 		err = syncAll(append(s.git.objectPaths(), s.journalPath(), s.git.gitDir))
 	}
-	if err == nil {
+	if err == nil && s.remote != nil {
+		// The remote is the authority: the write exists once it is there.
+		if err := s.pushCommit(ctx, head, next); err != nil {
+			return "", err // taken back; errHeadMoved prepares it again
+		}
+		if err := s.git.advance(head.Hash, next, meta); err != nil {
+			_ = os.Remove(s.journalPath())
+			s.git.keepObjects()
+			return "", fmt.Errorf("the write reached the remote as %s but the local branch could not move (the next sync catches up): %v", next.String()[:12], err)
+		}
+	} else if err == nil {
 		err = s.git.advance(head.Hash, next, meta)
 		if err != nil {
 			_ = os.Remove(s.journalPath())
@@ -853,6 +926,9 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 			s.log.Warn("index update failed; the next write, search or open reconciles it",
 				logKeyIndex, i, logKeyCommit, next.String(), logKeyErr, err)
 		}
+	}
+	if err := s.publish(ctx, next); err != nil {
+		s.log.Warn("publish the new commit to the other replicas", logKeyCommit, next.String(), logKeyErr, err)
 	}
 	return next.String(), nil
 }

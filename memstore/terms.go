@@ -74,6 +74,31 @@ func Stem(w string) string {
 	return english.Stem(w, false)
 }
 
+// TypoPrefixes returns the prefixes whose indexed words stand for a query
+// word w that no chunk holds: w itself and, when it differs and has at
+// least minLen bytes, its stem, so that "visits" finds "visitor". Both
+// index backends look typos up with them.
+func TypoPrefixes(w string, minLen int) []string {
+	if st := Stem(w); st != w && len(st) >= minLen {
+		return []string{w, st}
+	}
+	return []string{w}
+}
+
+// TypoStemVariants returns the strings one edit away from the stem of w
+// (EditVariants) when the stem differs from w, else none: the indexed
+// terms among them stand for a query word w that no chunk holds, so that
+// "segmentts" (stem "segmentt") finds the term "segment". Both index
+// backends look typos up with them, as terms, beside EditVariants of w
+// itself, as words.
+func TypoStemVariants(w string) []string {
+	st := Stem(w)
+	if st == w || st == "" {
+		return nil
+	}
+	return EditVariants(st)
+}
+
 // editAlphabet are the letters EditVariants inserts and substitutes.
 const editAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -45,3 +45,52 @@ func TestEditVariants(t *testing.T) {
 		t.Errorf("EditVariants(café) holds invalid UTF-8")
 	}
 }
+
+func TestTypoPrefixes(t *testing.T) {
+	tests := []struct {
+		word string
+		want []string
+	}{
+		{"visits", []string{"visits", "visit"}}, // the stem begins "visitor"
+		{"visit", []string{"visit"}},            // its own stem
+		{"runs", []string{"runs"}},              // stem "run" shorter than the minimum
+		{"policies", []string{"policies", "polici"}},
+	}
+	for _, tt := range tests {
+		if got := memstore.TypoPrefixes(tt.word, 4); !slices.Equal(got, tt.want) {
+			t.Errorf("TypoPrefixes(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
+}
+
+func TestTypoStemVariants(t *testing.T) {
+	tests := []struct {
+		word    string
+		want    []string // must be among the variants
+		notWant []string
+		none    bool
+	}{
+		{word: "segmentts", want: []string{"segment"}, notWant: []string{"tegment"}}, // stem "segmentt", one edit from the term "segment"; first letter kept
+		{word: "visitt", none: true}, // its own stem: EditVariants covers it
+		{word: "cnsider", none: true},
+	}
+	for _, tt := range tests {
+		got := memstore.TypoStemVariants(tt.word)
+		if tt.none {
+			if len(got) != 0 {
+				t.Errorf("TypoStemVariants(%q) = %d variants, want none", tt.word, len(got))
+			}
+			continue
+		}
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("TypoStemVariants(%q) lacks %q", tt.word, w)
+			}
+		}
+		for _, w := range tt.notWant {
+			if slices.Contains(got, w) {
+				t.Errorf("TypoStemVariants(%q) holds %q", tt.word, w)
+			}
+		}
+	}
+}

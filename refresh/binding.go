@@ -42,6 +42,8 @@ type Binding struct {
 	// descriptor such as @daily) on which selmem serve refreshes the
 	// artifact, in UTC.
 	Schedule string `yaml:"schedule,omitempty"`
+	// View holds settings for the artifact's view in an MCP Apps host.
+	View *ViewSettings `yaml:"view,omitempty"`
 }
 
 // Column is a column of a data set and its type.
@@ -105,7 +107,7 @@ func ParseBinding(data []byte) (*Binding, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&b); err != nil {
 		return nil, invalid("binding.yaml is not valid: "+yamlMessage(err)+".",
-			"Fields are connector, parameters, schema, columns, snapshot and schedule.")
+			"Fields are connector, parameters, schema, columns, snapshot, schedule and view.")
 	}
 	if err := b.check(); err != nil {
 		return nil, err
@@ -142,6 +144,11 @@ func (b *Binding) check() error {
 	}
 	if s := b.Snapshot; s != nil && !sha256Hex.MatchString(s.SHA256) {
 		return invalid("binding.yaml: snapshot.sha256 is not a SHA-256 hash.", "Leave the snapshot to refresh_artifact.")
+	}
+	if b.View != nil && b.View.Aggregate != nil {
+		if err := b.View.Aggregate.check(b.Columns); err != nil {
+			return err
+		}
 	}
 	if b.Schedule != "" {
 		if _, err := cronParser.Parse(b.Schedule); err != nil {

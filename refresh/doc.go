@@ -13,8 +13,11 @@
 //
 // The package also owns the snapshot store and its retention, the refresh
 // schedule and file watching, serving an artifact with its data injected
-// under a restrictive content security policy, and read-only SQL over a
-// snapshot. It does not own the outbound policy (internal/egress), the
+// under a restrictive content security policy, read-only SQL over a
+// snapshot, and an artifact's view for an MCP Apps host (View): its
+// program made self-contained with the data by column (Frame), kept per
+// snapshot from the refresh that loaded it, or, beyond the view's cap, the
+// aggregate the binding declares (Aggregate). It does not own the outbound policy (internal/egress), the
 // readers (profiler) or the MCP surface (tools, resources): it never
 // imports an MCP library; an MCP connector is supplied by the caller.
 package refresh

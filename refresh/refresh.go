@@ -58,6 +58,7 @@ type Refresher struct {
 	snaps *Snapshots
 	opts  Options
 	log   *slog.Logger
+	views viewCache
 }
 
 // New returns a Refresher over store, keeping data in snaps.
@@ -79,7 +80,7 @@ func New(store *memstore.Store, snaps *Snapshots, opts *Options) *Refresher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Refresher{store: store, snaps: snaps, opts: o, log: log}
+	return &Refresher{store: store, snaps: snaps, opts: o, log: log, views: viewCache{max: o.MaxViewBytes}}
 }
 
 // OnProgress sets the function told how far loading a refresh's data has
@@ -321,6 +322,9 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	if len(next.Columns) == 0 {
 		next.Columns = slices.Clone(t.Columns)
 	}
+	if err := next.check(); err != nil {
+		return Result{}, err // e.g. a view aggregate over a column rebinding dropped
+	}
 
 	// The snapshot and the profile are independent: compute them at once.
 	t0 = time.Now()
@@ -332,7 +336,11 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	snapc := make(chan snapOut, 1)
 	go func() {
 		s0 := time.Now()
-		sha, err := r.snaps.Put(t.JSON())
+		data := t.JSON()
+		sha, err := r.snaps.Put(data)
+		if err == nil {
+			r.views.keep(sha, int64(len(data)), func() *Frame { return FrameOf(t) }, next.View)
+		}
 		snapc <- snapOut{sha, err, time.Since(s0)}
 	}()
 	lintc := make(chan []string, 1)

@@ -382,20 +382,9 @@ func isTimestamp(s string) bool {
 // HTML script element as they are.
 func (t *Table) JSON() []byte {
 	buf := make([]byte, 0, t.bytes+t.Rows*int64(8*len(t.Columns)+2)+256)
-	buf = append(buf, `{"columns":[`...)
-	names := make([][]byte, len(t.Columns))
-	for i, c := range t.Columns {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, `{"name":`...)
-		buf = appendString(buf, c.Name)
-		buf = append(buf, `,"type":`...)
-		buf = appendString(buf, c.Type)
-		buf = append(buf, '}')
-		names[i] = append(appendString(nil, c.Name), ':')
-	}
-	buf = append(buf, `],"records":[`...)
+	buf = appendColumns(buf, t.Columns)
+	names := keys(t.Columns)
+	buf = append(buf, `,"records":[`...)
 	first := true
 	for _, b := range t.batches {
 		cols := b.Columns()

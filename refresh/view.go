@@ -14,6 +14,11 @@ import (
 // DefaultMaxViewBytes caps, by default, a view's program with its data.
 const DefaultMaxViewBytes = 2 << 20
 
+// MaxAggregateBytes bounds the snapshots a view aggregates (a view holds
+// the snapshot in memory, by column, to aggregate it); a larger one is too
+// large to inline even with an aggregate declared.
+const MaxAggregateBytes = 64 << 20
+
 // View is what an artifact shows where no same-origin server is at hand
 // (an MCP Apps host): its program as one self-contained document, and the
 // current data to place at its injection point.
@@ -22,21 +27,47 @@ type View struct {
 	// Program is index.html with the artifact's own scripts and style
 	// sheets inlined and an empty injection point (InjectionPoint).
 	Program []byte
-	// Data is the current snapshot; nil when there is none yet or when
-	// TooLarge.
+	// ProgramKey identifies the program's files as committed.
+	ProgramKey string
+	// Data is what the view injects: the current snapshot, or the
+	// binding's aggregate of it (Aggregate); nil when there is no data
+	// yet or when TooLarge.
 	Data []byte
+	// Aggregate, when not nil, says Data is the aggregate the binding
+	// declares, shown because the data exceeds the cap.
+	Aggregate *AggregateInfo
 	// Snapshot describes the current data; nil before the first refresh.
 	Snapshot *SnapshotRef
 	// TooLarge says the program with its data exceeds the cap
-	// (Options.MaxViewBytes): the data is left out.
+	// (Options.MaxViewBytes) and no aggregate is declared (or it exceeds
+	// the cap too): the data is left out.
 	TooLarge bool
-	// Bytes is the size of the program with its data.
+	// Bytes is the size of the program with the snapshot's data.
 	Bytes int64
 	// MaxBytes is the cap applied.
 	MaxBytes int64
 	// URL is where the artifact is served over HTTP; "" when no address is
 	// configured (Options.ArtifactsURL).
 	URL string
+
+	columnar func() ([]byte, error)
+}
+
+// Columnar is Data encoded by column (Frame.Columnar), compact for a tool
+// result; nil when Data is nil. It is computed once per snapshot, from
+// the data a refresh of this process loaded or else from the snapshot.
+func (v *View) Columnar() ([]byte, error) {
+	switch {
+	case v.Data == nil:
+		return nil, nil
+	case v.columnar == nil: // a View made by hand
+		f, err := DecodeFrame(v.Data)
+		if err != nil {
+			return nil, err
+		}
+		return f.Columnar(nil), nil
+	}
+	return v.columnar()
 }
 
 // SetArtifactsURL sets where artifacts are served over HTTP
@@ -60,7 +91,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 	if err != nil {
 		return nil, err
 	}
-	files, _, err := r.Program(ctx, ws, artifact)
+	files, key, err := r.Program(ctx, ws, artifact)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +101,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 			"Write the artifact's page to "+ArtifactDir(ws, artifact)+"/index.html.")
 	}
 	v := &View{Workspace: ws, Artifact: artifact, Snapshot: b.Snapshot, MaxBytes: r.opts.MaxViewBytes,
-		Program: Inject([]byte(inline(index, files)), nil)}
+		Program: Inject([]byte(inline(index, files)), nil), ProgramKey: key}
 	if base := r.opts.ArtifactsURL; base != "" {
 		v.URL = strings.TrimSuffix(base, "/") + "/" + ws + "/" + artifact + "/"
 	}
@@ -78,20 +109,36 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 	if b.Snapshot == nil {
 		return v, nil
 	}
-	data, err := r.snaps.Get(b.Snapshot.SHA256)
+	sha := b.Snapshot.SHA256
+	data, err := r.snaps.Get(sha)
 	if errors.Is(err, memstore.ErrNotFound) {
-		return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, b.Snapshot.SHA256[:12]),
+		return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, sha[:12]),
 			"Refresh it with refresh_artifact to load current data.")
 	}
 	if err != nil {
 		return nil, err
 	}
 	v.Bytes += int64(len(data))
-	if v.Bytes > v.MaxBytes {
-		v.TooLarge = true
-	} else {
+	frame := func() (*Frame, error) { return r.views.frame(sha, data) }
+	if v.Bytes <= v.MaxBytes {
 		v.Data = data
+		v.columnar = func() ([]byte, error) { return r.views.encoded(sha, "", frame, nil) }
+		return v, nil
 	}
+	if b.View == nil || b.View.Aggregate == nil || int64(len(data)) > MaxAggregateBytes {
+		v.TooLarge = true
+		return v, nil
+	}
+	a, err := r.views.aggregate(sha, b.View.Aggregate, frame)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(v.Program)+len(a.records)) > v.MaxBytes {
+		v.TooLarge = true
+		return v, nil
+	}
+	v.Data, v.Aggregate = a.records, &a.info
+	v.columnar = func() ([]byte, error) { return a.columnar, nil }
 	return v, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/selmem/selmem/internal/mcpapps"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/profiler"
@@ -66,6 +67,7 @@ type Registry struct {
 
 	refresher *refresh.Refresher
 	schedule  func(workspace, artifact string) (time.Time, bool)
+	docs      mcpapps.Documents // the artifacts' view documents
 
 	mu     sync.Mutex                         // serialises Changed; guards listed
 	listed map[string]map[string]mcp.Resource // workspace -> URI -> listed resource

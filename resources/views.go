@@ -68,7 +68,7 @@ func (r *Registry) handleView(ctx context.Context, req mcp.ReadResourceRequest) 
 		if err != nil {
 			return nil, r.fail(uri, err)
 		}
-		doc, _ = mcpapps.Artifact(v)
+		doc = r.docs.Artifact(v)
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mcpapps.MIMEType, Text: string(doc), Meta: mcpapps.ResourceMeta()}}, nil
 }

@@ -95,13 +95,16 @@ func callRaw(t testing.TB, cs *mcp.ClientSession, name string, args map[string]a
 
 // shown is the part of a result's _meta a view renders.
 type shown struct {
-	URI      string `json:"uri"`
-	Snapshot string `json:"snapshot"`
-	Rows     int64  `json:"rows"`
-	Program  string `json:"program"`
-	Data     string `json:"data"`
-	TooLarge bool   `json:"too_large"`
-	URL      string `json:"url"`
+	URI        string `json:"uri"`
+	Snapshot   string `json:"snapshot"`
+	Rows       int64  `json:"rows"`
+	Program    string `json:"program"`
+	ProgramKey string `json:"program_key"`
+	Data       string `json:"data"`
+	Aggregate  bool   `json:"aggregate"`
+	Note       string `json:"note"`
+	TooLarge   bool   `json:"too_large"`
+	URL        string `json:"url"`
 }
 
 func resultView(t *testing.T, res *mcp.CallToolResult) (uri string, s shown) {
@@ -172,11 +175,17 @@ func TestApps_Negotiation(t *testing.T) {
 				if uri != appsDashView || s.URI != appsDashView || s.Rows != int64(len(rows)) || s.TooLarge || len(s.Data) == 0 {
 					t.Errorf("refresh_artifact _meta: view %q, %+v", uri, s)
 				}
+				// The data goes once, by column, in the _meta only.
 				var data struct {
-					Rows int `json:"rows"`
+					Columns []struct{ Name, Type string } `json:"columns"`
+					Rows    int                           `json:"rows"`
+					Values  []json.RawMessage             `json:"values"`
 				}
-				if err := json.Unmarshal([]byte(s.Data), &data); err != nil || data.Rows != len(rows) {
-					t.Errorf("result data: %v, rows %d", err, data.Rows)
+				if err := json.Unmarshal([]byte(s.Data), &data); err != nil || data.Rows != len(rows) || len(data.Values) != len(data.Columns) || len(data.Columns) != 4 {
+					t.Errorf("result data: %v, rows %d, %d columns, %d value lists", err, data.Rows, len(data.Columns), len(data.Values))
+				}
+				if strings.Contains(toJSON(res.Content)+toJSON(res.StructuredContent), `"values"`) {
+					t.Error("the data is also in the content or the structured content")
 				}
 				if !strings.Contains(s.Program, `<script type="application/json" id="selmem-data"></script>`) || strings.Contains(s.Program, `src="app.js"`) {
 					t.Errorf("the program is not self-contained with an empty injection point:\n%.600s", s.Program)
@@ -263,14 +272,14 @@ func TestApps_TooLarge(t *testing.T) {
 		t.Fatalf("refresh_artifact: %v %v", err, res)
 	}
 	_, s := resultView(t, res)
-	if !s.TooLarge || len(s.Data) != 0 || !strings.Contains(s.Program, "larger than this view") {
+	if !s.TooLarge || s.Aggregate || len(s.Data) != 0 || !strings.Contains(s.Program, "larger than this view") {
 		t.Errorf("too-large view: %+v", s)
 	}
 	if want := h.base + "/artifacts/demo/dash/"; s.URL != want || !strings.Contains(s.Program, `href="`+want+`"`) {
 		t.Errorf("link %q, want %q; program %.400s", s.URL, want, s.Program)
 	}
 	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: appsDashView})
-	if err != nil || len(rr.Contents[0].Text) > 4096*2 {
-		t.Errorf("read: %v, %d bytes", err, len(rr.Contents[0].Text))
+	if err != nil || strings.Contains(rr.Contents[0].Text, "LATAM") || len(rr.Contents[0].Text) > 4096*4 {
+		t.Errorf("read: %v, %d bytes (the view holds the data)", err, len(rr.Contents[0].Text))
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/internal/mcpsource"
+	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/tools"
 )
 
@@ -39,6 +40,27 @@ type Config struct {
 	Profile           ProfileConfig  `mapstructure:"profile" yaml:"profile"`
 	Refresh           RefreshConfig  `mapstructure:"refresh" yaml:"refresh"`
 	Tools             ToolsConfig    `mapstructure:"tools" yaml:"tools"`
+	Remote            RemoteConfig   `mapstructure:"remote" yaml:"remote"`
+	Health            HealthConfig   `mapstructure:"health" yaml:"health"`
+}
+
+// RemoteConfig makes a bare git repository on a git server the authority
+// over the memory, so that several selmem replicas serve one memory: each
+// write is pushed with compare-and-swap before it is acknowledged, and
+// replicas fetch on start, on a change notification (Postgres NOTIFY with
+// index.backend postgres) and every Poll.
+type RemoteConfig struct {
+	URL    string        `mapstructure:"url" yaml:"url"`       // http(s)://, git:// or file:// URL of the bare repository; "" for none
+	Branch string        `mapstructure:"branch" yaml:"branch"` // the branch replicas share
+	Poll   time.Duration `mapstructure:"poll" yaml:"poll"`     // fetch interval without notifications
+}
+
+// HealthConfig sets when /healthz reports the server unhealthy.
+type HealthConfig struct {
+	// MaxLag is how far behind the remote (time since it was last
+	// reached) or an index (age of the oldest commit it lacks) may be
+	// before /healthz answers 503.
+	MaxLag time.Duration `mapstructure:"max_lag" yaml:"max_lag"`
 }
 
 // ToolsConfig selects the MCP tools served.
@@ -59,8 +81,9 @@ type RefreshConfig struct {
 	// MaxSnapshotBytes caps the data one refresh loads.
 	MaxSnapshotBytes int64 `mapstructure:"max_snapshot_bytes" yaml:"max_snapshot_bytes"`
 	// MaxViewBytes caps an artifact's MCP Apps view, its page with its
-	// data; beyond it the view says the data is too large and links to
-	// the artifact served over HTTP.
+	// data; beyond it the view shows the aggregate the artifact's binding
+	// declares (view.aggregate), or says the data is too large and links
+	// to the artifact served over HTTP.
 	MaxViewBytes int64 `mapstructure:"max_view_bytes" yaml:"max_view_bytes"`
 	// ArtifactsURL is where users open artifacts over HTTP, e.g.
 	// https://selmem.example.com/artifacts/; "" derives it from http.addr.
@@ -184,6 +207,10 @@ type IndexConfig struct {
 	// BuildMemory is maintenance_work_mem while a full reindex builds the
 	// GIN and HNSW indexes ("1GB"; "" keeps the server's setting).
 	BuildMemory string `mapstructure:"build_memory" yaml:"build_memory"`
+	// Schema is the Postgres schema holding this memory's index; "" means
+	// selmem_ and 16 hex digits of the memory's identity, so that memories
+	// sharing a database keep apart.
+	Schema string `mapstructure:"schema" yaml:"schema"`
 }
 
 // EmbedderConfig selects the embedder.
@@ -199,6 +226,43 @@ type EmbedderConfig struct {
 
 // memorySize matches a Postgres memory setting with its unit.
 var memorySize = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
+
+// validBranch matches the branch names remote.branch accepts: one plain
+// path element, no ref syntax.
+var validBranch = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// checkRemoteURL accepts the URL forms remote.url supports.
+func checkRemoteURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch u.Scheme {
+	case "http", "https", "git":
+		if u.Host == "" {
+			return fmt.Errorf("%s URL without a host", u.Scheme)
+		}
+	case "file":
+		if u.Path == "" {
+			return errors.New("file URL without a path")
+		}
+	default:
+		return fmt.Errorf("scheme %q is not one of http, https, git, file", u.Scheme)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("a query or fragment is not part of a repository URL")
+	}
+	return nil
+}
+
+// RedactURL returns raw with any password replaced, for logs and status.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return u.Redacted()
+}
 
 // DefaultConfig returns the configuration used when nothing is set: the
 // embedded SQLite index and the built-in embedder, no database to set up.
@@ -225,6 +289,8 @@ func DefaultConfig() Config {
 			Metrics:           true,
 		},
 		Tools:   ToolsConfig{Subset: tools.SubsetAll},
+		Remote:  RemoteConfig{Branch: "main", Poll: 30 * time.Second},
+		Health:  HealthConfig{MaxLag: 2 * time.Minute},
 		Refresh: RefreshConfig{KeepSnapshots: 10, MaxSnapshotBytes: 512 << 20, MaxViewBytes: 2 << 20, Schedule: true, Watch: true, WatchDebounce: 500 * time.Millisecond},
 	}
 }
@@ -282,8 +348,27 @@ func (c Config) Validate() error {
 		if m := c.Index.BuildMemory; m != "" && !memorySize.MatchString(m) {
 			bad("index.build_memory", "%q is not a size like 512MB or 2GB", m)
 		}
+		if sc := c.Index.Schema; sc != "" {
+			if err := pgindex.CheckSchema(sc); err != nil {
+				bad("index.schema", "%v", err)
+			}
+		}
 	default:
 		bad("index.backend", "%q is not one of sqlite, postgres", c.Index.Backend)
+	}
+	if c.Remote.URL != "" {
+		if err := checkRemoteURL(c.Remote.URL); err != nil {
+			bad("remote.url", "%v", err)
+		}
+		if !validBranch.MatchString(c.Remote.Branch) {
+			bad("remote.branch", "%q is not a plain branch name", c.Remote.Branch)
+		}
+		if c.Remote.Poll < time.Second {
+			bad("remote.poll", "must be at least 1s")
+		}
+	}
+	if c.Health.MaxLag <= 0 {
+		bad("health.max_lag", "must be > 0")
 	}
 	switch c.Embedder.Kind {
 	case "builtin":

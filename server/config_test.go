@@ -34,6 +34,15 @@ func TestConfig_Validate(t *testing.T) {
 		{"build memory ok", func(c *Config) {
 			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, BuildMemory: "512MB"}
 		}, ""},
+		{"schema", func(c *Config) {
+			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, Schema: "Team-A"}
+		}, "index.schema:"},
+		{"schema injection", func(c *Config) {
+			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, Schema: `a"; drop schema public; --`}
+		}, "index.schema:"},
+		{"schema ok", func(c *Config) {
+			c.Index = IndexConfig{Backend: "postgres", DSNEnv: "DATABASE_URL", PoolSize: 4, EfSearch: 100, Schema: "team_analytics"}
+		}, ""},
 		{"embedder kind", func(c *Config) { c.Embedder.Kind = "magic" }, "embedder.kind:"},
 		{"openai fields", func(c *Config) { c.Embedder.Kind = "openai" }, "embedder.base_url:"},
 		{"openai dim", func(c *Config) {

@@ -124,6 +124,36 @@ type rpcMessage struct {
 	} `json:"error,omitempty"`
 }
 
+// resultID reads the id of a result response from the head of msg, as
+// mcp-go writes it: {"jsonrpc":"2.0","id":…,"result":…}. ok is false for
+// anything else (a request, a notification, an error, another order),
+// which apply decodes whole.
+func resultID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var version string
+	var id json.RawMessage
+	for _, key := range []string{"jsonrpc", "id", "result"} {
+		t, err := dec.Token()
+		if err != nil || t != key {
+			return nil, false
+		}
+		switch key {
+		case "jsonrpc":
+			if dec.Decode(&version) != nil || version != "2.0" {
+				return nil, false
+			}
+		case "id":
+			if dec.Decode(&id) != nil || len(id) == 0 || id[0] == '{' || id[0] == '[' || string(id) == "null" {
+				return nil, false
+			}
+		}
+	}
+	return id, true
+}
+
 // verdict is what apply decided about one message.
 type verdict struct {
 	response bool // the message is a response (result or error)
@@ -134,6 +164,18 @@ type verdict struct {
 // apply applies the recorded outcome to one JSON message and returns what
 // goes out.
 func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
+	if id, ok := resultID(msg); ok {
+		// A result: only a cancellation changes it, and reading its head
+		// spares decoding a large result (a view's data) whole.
+		o.mu.Lock()
+		oc, found := o.m[idKey(id)]
+		delete(o.m, idKey(id))
+		o.mu.Unlock()
+		if found && oc.drop {
+			return nil, verdict{response: true}
+		}
+		return msg, verdict{response: true, keep: true}
+	}
 	var m rpcMessage
 	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 || (m.Result == nil && m.Error == nil) {
 		return msg, verdict{keep: true}

@@ -137,3 +137,26 @@ func TestIDKey(t *testing.T) {
 		t.Errorf(`idKey("7") = %s`, got)
 	}
 }
+
+func TestResultID(t *testing.T) {
+	tests := []struct {
+		msg, id string // id "" when apply must decode the message whole
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`, "7"},
+		{`{"jsonrpc":"2.0","id":"a-1","result":{}}` + "\n", `"a-1"`},
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, ""},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping"}`, ""},
+		{`{"id":7,"jsonrpc":"2.0","result":{}}`, ""},
+		{`{"jsonrpc":"2.0","id":null,"result":{}}`, ""},
+		{`{"jsonrpc":"1.0","id":7,"result":{}}`, ""},
+		{`[{"jsonrpc":"2.0","id":7,"result":{}}]`, ""},
+		{`not json`, ""},
+	}
+	for _, tt := range tests {
+		id, ok := resultID([]byte(tt.msg))
+		if got := string(id); ok != (tt.id != "") || got != tt.id {
+			t.Errorf("resultID(%s) = %s, %v; want %q", tt.msg, got, ok, tt.id)
+		}
+	}
+}

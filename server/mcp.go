@@ -60,6 +60,11 @@ type Options struct {
 	NextRun func(workspace, artifact string) (time.Time, bool)
 	// Metrics, when set, measures every tool call and refresh run.
 	Metrics *Metrics
+	// ExternalChanges carries the memory paths changed by commits made
+	// elsewhere (other replicas of the memory, see memstore.Store.Follow);
+	// each batch is notified to subscribers like the server's own writes.
+	// The server reads it until it is closed.
+	ExternalChanges <-chan []string
 }
 
 // DefaultSource returns the provenance recorded for a write that declares
@@ -114,6 +119,13 @@ func NewMCPServer(store *memstore.Store, cfg Config, opts *Options) *mcpserver.M
 	}
 	mcpserver.WithToolFilter(tools.ForClient)(srv)
 	reg := resources.Register(srv, store, &resources.Options{Logger: log, Refresher: o.Refresher, NextRun: o.NextRun})
+	if o.ExternalChanges != nil {
+		go func() {
+			for paths := range o.ExternalChanges {
+				reg.Changed(paths)
+			}
+		}()
+	}
 	mcpserver.WithPromptCompletionProvider(reg)(srv)
 	mcpserver.WithResourceCompletionProvider(reg)(srv)
 	if o.Refresher != nil {

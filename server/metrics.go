@@ -144,6 +144,15 @@ var (
 	descIndexUp = prometheus.NewDesc("selmem_index_up",
 		"1 when the index's state could be read at the last scrape, else 0.",
 		[]string{"index"}, nil)
+	descRemoteBehind = prometheus.NewDesc("selmem_remote_behind_commits",
+		"Commits of the shared remote's branch this replica has not fetched yet, as of its last contact; -1 when unknown.",
+		nil, nil)
+	descRemoteContact = prometheus.NewDesc("selmem_remote_last_contact_seconds",
+		"Seconds since this replica last reached the shared remote (fetch or push); -1 when never.",
+		nil, nil)
+	descRemoteUp = prometheus.NewDesc("selmem_remote_up",
+		"1 when the last contact with the shared remote succeeded, else 0.",
+		nil, nil)
 	descRepoBytes = prometheus.NewDesc("selmem_repository_size_bytes",
 		"Bytes of the memory's git directory on disk (objects, refs, the work index).",
 		nil, nil)
@@ -157,6 +166,9 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLagSeconds
 	ch <- descIndexUp
 	ch <- descRepoBytes
+	ch <- descRemoteBehind
+	ch <- descRemoteContact
+	ch <- descRemoteUp
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -165,10 +177,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	if lags, err := c.store.IndexLags(ctx); err == nil {
 		now := time.Now()
 		for _, l := range lags {
-			name := indexPrimary
-			if l.Index > 0 {
-				name = indexFallback
-			}
+			name := indexName(l.Index)
 			seconds := -1.0
 			switch {
 			case l.Commits == 0:
@@ -184,6 +193,18 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, seconds, name)
 			ch <- prometheus.MustNewConstMetric(descIndexUp, prometheus.GaugeValue, up, name)
 		}
+	}
+	if rs, err := c.store.RemoteStatus(ctx); err == nil && rs.URL != "" {
+		contact, up := -1.0, 0.0
+		if !rs.LastContact.IsZero() {
+			contact = time.Since(rs.LastContact).Seconds()
+		}
+		if rs.LastError == "" && !rs.LastContact.IsZero() {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descRemoteBehind, prometheus.GaugeValue, float64(rs.Behind))
+		ch <- prometheus.MustNewConstMetric(descRemoteContact, prometheus.GaugeValue, contact)
+		ch <- prometheus.MustNewConstMetric(descRemoteUp, prometheus.GaugeValue, up)
 	}
 	ch <- prometheus.MustNewConstMetric(descRepoBytes, prometheus.GaugeValue, float64(dirBytes(filepath.Join(c.store.Dir(), ".git"))))
 }

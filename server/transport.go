@@ -52,6 +52,9 @@ type HTTPOptions struct {
 	LocalUser string
 	// Metrics, when set, serves PathMetrics (see Metrics.Handler).
 	Metrics http.Handler
+	// Health, when set, decides PathHealth's answer: nil is healthy, an
+	// error is 503 with the error's text as the reason (see StoreHealth).
+	Health func(ctx context.Context) error
 }
 
 // HTTPServer serves MCP over streamable HTTP at PathMCP, and PathHealth,
@@ -139,8 +142,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		mux.HandleFunc(mcpserver.ProtectedResourceMetadataPath("http://h"+PathMCP), h.serveResourceMetadata)
 	}
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+		serveHealth(w, r, o.Health)
 	})
 	return h, nil
 }

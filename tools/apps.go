@@ -30,6 +30,7 @@ type ShowArtifactOutput struct {
 	Snapshot    string           `json:"snapshot" jsonschema:"SHA-256 of the data shown; empty before the first refresh."`
 	RefreshedAt string           `json:"refreshed_at" jsonschema:"When the data was loaded (RFC 3339); empty before the first refresh."`
 	TooLarge    bool             `json:"too_large" jsonschema:"The data exceeds the view's size cap and is not shown inline; the view links to the HTTP-served artifact."`
+	Aggregate   bool             `json:"aggregate" jsonschema:"The data exceeds the view's size cap; the view shows the aggregate the artifact's binding declares."`
 }
 
 func (h *handlers) appsTools() []server.ServerTool {
@@ -83,8 +84,11 @@ func (h *handlers) showArtifact(ctx context.Context, _ mcp.CallToolRequest, a Sh
 	if err != nil {
 		return h.fail(NameShowArtifact, err)
 	}
-	_, shown := mcpapps.Artifact(v)
-	out := ShowArtifactOutput{View: shown.URI, Columns: artifactColumns(b.Columns), Snapshot: shown.Snapshot, Rows: shown.Rows, TooLarge: v.TooLarge}
+	shown, err := mcpapps.Result(v)
+	if err != nil {
+		return h.fail(NameShowArtifact, err)
+	}
+	out := ShowArtifactOutput{View: shown.URI, Columns: artifactColumns(b.Columns), Snapshot: shown.Snapshot, Rows: shown.Rows, TooLarge: v.TooLarge, Aggregate: v.Aggregate != nil}
 	var text string
 	switch {
 	case v.Snapshot == nil:
@@ -94,6 +98,9 @@ func (h *handlers) showArtifact(ctx context.Context, _ mcp.CallToolRequest, a Sh
 		text = fmt.Sprintf("Showing %s/%s: %d rows loaded %s.", a.Workspace, a.Artifact, v.Snapshot.Rows, out.RefreshedAt)
 		if v.TooLarge {
 			text += " The data is too large to show inline; the view links to the artifact served over HTTP."
+		}
+		if a := v.Aggregate; a != nil {
+			text += fmt.Sprintf(" The data is too large to show inline; the view shows its aggregate (%s, %d groups).", a.Describe(), a.Groups)
 		}
 	}
 	res := mcp.NewToolResultStructured(out, text)
@@ -113,7 +120,11 @@ func (h *handlers) withView(ctx context.Context, ws, artifact string, res *mcp.C
 		h.log.Warn("reading an artifact's view failed", logKeyTool, NameRefreshArtifact, logKeyErr, err)
 		return res
 	}
-	_, shown := mcpapps.Artifact(v)
+	shown, err := mcpapps.Result(v)
+	if err != nil {
+		h.log.Warn("encoding an artifact's view failed", logKeyTool, NameRefreshArtifact, logKeyErr, err)
+		return res
+	}
 	res.Meta = mcp.NewMetaFromMap(mcpapps.ResultMeta(shown))
 	return res
 }

@@ -438,7 +438,8 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 func log2(x float64) float64 { return math.Log2(x) }
 
 // writePerQuery writes one line per labelled query: id, class, the best
-// rank of a relevant hit under r and under base (0: not found), the query.
+// rank of a relevant hit under r and under base (0: not found), the number of
+// hits under r, the query.
 func writePerQuery(path string, set devset.Set, r, base report) error {
 	var b strings.Builder
 	best := func(res result) int {
@@ -451,7 +452,7 @@ func writePerQuery(path string, set devset.Set, r, base report) error {
 		return x
 	}
 	for i, q := range set.Queries {
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%s\n", q.ID, q.Class, best(r.results[i]), best(base.results[i]), q.Text)
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%s\n", q.ID, q.Class, best(r.results[i]), best(base.results[i]), r.results[i].hits, q.Text)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

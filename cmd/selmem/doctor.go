@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/selmem/selmem/memstore"
@@ -43,6 +44,9 @@ for each problem:
   index          each index backend (the embedded index, Postgres) mirrors
                  HEAD with the configured embedder
   postgres       with index.backend postgres: reachable, and pgvector's version
+  schema         with index.backend postgres: the memory's schema, the other
+                 memories sharing the database, tables left in public by
+                 versions before per-memory schemas
   embedder       with embedder.kind openai: one small embedding request
 
 doctor only looks: it changes nothing in the memory and does not catch the
@@ -109,7 +113,7 @@ func (a *app) doctor(ctx context.Context) []finding {
 	// The embedded index: the index itself, or Postgres' local fallback.
 	out = append(out, a.checkSQLiteIndex(ctx, emb, repo.Head))
 	if a.cfg.Index.Backend == "postgres" {
-		out = append(out, a.checkPostgres(ctx, emb, repo.Head)...)
+		out = append(out, a.checkPostgres(ctx, emb, repo)...)
 	}
 	return out
 }
@@ -138,14 +142,31 @@ func (a *app) checkSQLiteIndex(ctx context.Context, emb memstore.Embedder, head 
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return finding{check: check, status: "FAIL", detail: "there is no embedded index at " + path, fix: staleFix}
 	}
+	h, err := a.inspectSQLiteIndex(ctx, emb, head)
+	var oe *openIndexError
+	if errors.As(err, &oe) {
+		return finding{check: check, status: "FAIL", detail: oe.Err.Error(), fix: "remove " + path + " and run `selmem reindex`: the index is derived from git"}
+	}
+	return joinFindings(indexFindings(check, h, err))
+}
+
+// openIndexError is an index that could not be opened for inspection.
+type openIndexError struct{ Err error }
+
+func (e *openIndexError) Error() string { return e.Err.Error() }
+func (e *openIndexError) Unwrap() error { return e.Err }
+
+// inspectSQLiteIndex reports what the embedded index mirrors compared with
+// head, without changing it.
+func (a *app) inspectSQLiteIndex(ctx context.Context, emb memstore.Embedder, head string) (memstore.IndexHealth, error) {
+	path := filepath.Join(a.cfg.Home, "index", "index.db")
 	// Opened as is: openSQLiteIndex would replace a corrupt index.
 	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return finding{check: check, status: "FAIL", detail: err.Error(), fix: "remove " + path + " and run `selmem reindex`: the index is derived from git"}
+		return memstore.IndexHealth{Behind: -1}, &openIndexError{Err: err}
 	}
 	defer idx.Close()
-	h, err := memstore.CheckIndex(ctx, a.cfg.Home, idx, emb, head)
-	return joinFindings(indexFindings(check, h, err))
+	return memstore.CheckIndex(ctx, a.cfg.Home, idx, emb, head)
 }
 
 // joinFindings folds several findings of one check into one line.
@@ -157,7 +178,7 @@ func joinFindings(fs []finding) finding {
 	return f
 }
 
-func (a *app) checkPostgres(ctx context.Context, emb memstore.Embedder, head string) []finding {
+func (a *app) checkPostgres(ctx context.Context, emb memstore.Embedder, repo memstore.RepoHealth) []finding {
 	const check = "postgres"
 	pool, err := a.openPool(ctx)
 	if err != nil {
@@ -181,9 +202,49 @@ func (a *app) checkPostgres(ctx context.Context, emb memstore.Embedder, head str
 	out := []finding{{check: check, status: "ok", detail: "PostgreSQL " + info.Version + ", pgvector " + info.Vector}}
 	rank := memstore.DefaultRanking()
 	idx := pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
-		BuildMemory: a.cfg.Index.BuildMemory, Ranking: &rank})
-	h, err := memstore.CheckIndex(pctx, a.cfg.Home, idx, emb, head)
+		BuildMemory: a.cfg.Index.BuildMemory, Schema: a.cfg.Index.Schema, Ranking: &rank})
+	defer idx.Close()
+	if err := idx.BindMemory(repo.ID); err != nil {
+		return append(out, finding{check: "schema (postgres)", status: "FAIL", detail: oneLine(err.Error()),
+			fix: "set index.schema to a name of your choice (lower-case letters, digits and _)"})
+	}
+	out = append(out, checkSchema(pctx, pool, idx, repo.ID)...)
+	h, err := memstore.CheckIndex(pctx, a.cfg.Home, idx, emb, repo.Head)
 	return append(out, joinFindings(indexFindings("index (postgres)", h, err)))
+}
+
+// checkSchema reports the memory's Postgres schema, the other memories
+// sharing the database, and tables older versions left in public.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, idx *pgindex.Lazy, id string) []finding {
+	const check = "schema (postgres)"
+	schema, err := idx.Schema()
+	if err != nil {
+		return []finding{{check: check, status: "FAIL", detail: oneLine(err.Error()), fix: "set index.schema"}}
+	}
+	ns, err := pgindex.Inspect(ctx, pool, schema)
+	if err != nil {
+		return []finding{{check: check, status: "FAIL", detail: "cannot list the database's schemas: " + oneLine(err.Error())}}
+	}
+	detail := fmt.Sprintf("schema %s for memory %s", schema, id)
+	if !ns.Exists {
+		detail += " (not created yet: the next selmem command builds the index there)"
+	}
+	if n := len(ns.Others); n == 1 {
+		detail += "; 1 other memory shares the database (" + ns.Others[0] + ")"
+	} else if n > 1 {
+		detail += fmt.Sprintf("; %d other memories share the database (%s)", n, strings.Join(ns.Others, ", "))
+	}
+	out := []finding{{check: check, status: "ok", detail: detail}}
+	if len(ns.Legacy) > 0 {
+		drop := make([]string, len(ns.Legacy))
+		for i, t := range ns.Legacy {
+			drop[i] = "public." + t
+		}
+		out = append(out, finding{check: check, status: "warn",
+			detail: "tables of an older selmem are left in public (" + strings.Join(ns.Legacy, ", ") + "); this memory no longer uses them",
+			fix:    "when no older selmem uses this database any more, drop them: DROP TABLE " + strings.Join(drop, ", ") + " CASCADE;"})
+	}
+	return out
 }
 
 func (a *app) checkEmbedder(ctx context.Context, emb memstore.Embedder) finding {

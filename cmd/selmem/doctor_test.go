@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/selmem/selmem/internal/pgtest"
 	"github.com/selmem/selmem/memstore"
 )
@@ -147,10 +149,26 @@ func TestCLI_DoctorPostgres(t *testing.T) {
 	if code, _, stderr := cli(t, home, "", "reindex"); code != exitOK {
 		t.Fatalf("reindex: exit %d: %s", code, stderr)
 	}
+	// A table an older selmem (one index in public) left behind.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv("SELMEM_TEST_PG_DSN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `CREATE TABLE public.selmem_index_state (id integer)`)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := cli(t, home, "", "doctor")
 	if code != exitOK || !strings.Contains(doctorLine(t, stdout, "postgres"), "pgvector ") ||
 		!strings.HasPrefix(doctorLine(t, stdout, "index (postgres)"), "ok ") {
 		t.Fatalf("doctor: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if l := doctorLine(t, stdout, "schema (postgres)"); !strings.HasPrefix(l, "ok ") || !strings.Contains(l, "schema selmem_") ||
+		!strings.Contains(stdout, "tables of an older selmem are left in public (selmem_index_state)") ||
+		!strings.Contains(stdout, "DROP TABLE public.selmem_index_state CASCADE;") {
+		t.Errorf("doctor's schema lines:\n%s", stdout)
 	}
 
 	c.Stop(t)

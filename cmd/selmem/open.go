@@ -95,8 +95,10 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 			return fail(err)
 		}
 		o.closers = append(o.closers, func() error { pool.Close(); return nil })
-		idx = pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
-			BuildMemory: a.cfg.Index.BuildMemory, Logger: log, Ranking: &rank})
+		pg := pgindex.Open(pool, &pgindex.Options{Dim: emb.Dim(), EfSearch: a.cfg.Index.EfSearch,
+			BuildMemory: a.cfg.Index.BuildMemory, Schema: a.cfg.Index.Schema, Logger: log, Ranking: &rank})
+		o.closers = append(o.closers, pg.Close) // its schema's pool, before the caller's
+		idx = pg
 		// The embedded index is kept as a local mirror that answers while
 		// Postgres is unreachable.
 		if !a.primaryOnly {
@@ -114,6 +116,7 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		Policy: a.cfg.HTTP.Auth.Policy(),
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),
+		Remote:            a.remote(idx),
 		// A search by the owner of an open draft ranks the draft's files
 		// in a throwaway embedded index.
 		ScratchIndex: func(dir string) (memstore.Index, error) {
@@ -125,6 +128,20 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 	}
 	o.Store = s
 	return o, nil
+}
+
+// remote returns the configured shared git remote, nil for none. With a
+// Postgres index, replicas learn of each other's writes through it
+// (LISTEN/NOTIFY) besides polling.
+func (a *app) remote(idx memstore.Index) *memstore.Remote {
+	if a.cfg.Remote.URL == "" {
+		return nil
+	}
+	r := &memstore.Remote{URL: a.cfg.Remote.URL, Branch: a.cfg.Remote.Branch, Poll: a.cfg.Remote.Poll}
+	if feed, ok := idx.(memstore.ChangeFeed); ok {
+		r.Feed = feed
+	}
+	return r
 }
 
 // embedder returns the configured embedder and the ranking that suits it.

@@ -24,7 +24,7 @@ func TestCLI_ReindexPostgres(t *testing.T) {
 		t.Fatalf("init --demo: exit %d: %s", code, stderr)
 	}
 	t.Setenv("SELMEM_TEST_PG_DSN", dsn)
-	conf := "index:\n  backend: postgres\n  dsn_env: SELMEM_TEST_PG_DSN\n  build_memory: 64MB\n"
+	conf := "index:\n  backend: postgres\n  dsn_env: SELMEM_TEST_PG_DSN\n  build_memory: 64MB\n  schema: demo_team\n"
 	if err := os.WriteFile(filepath.Join(home, "selmem.yaml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,9 @@ func TestCLI_ReindexPostgres(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	var chunks, indexes int
-	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM selmem_chunks),
-		(SELECT count(*) FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings')
+	// index.schema names the schema holding the index.
+	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM demo_team.selmem_chunks),
+		(SELECT count(*) FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings') AND schemaname = 'demo_team'
 			AND indexname IN ('selmem_postings_impact_idx', 'selmem_chunks_embedding_idx'))`).Scan(&chunks, &indexes)
 	if err != nil {
 		t.Fatal(err)

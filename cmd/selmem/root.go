@@ -74,7 +74,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.initCommand(), a.viewCommand(), a.createCommand(), a.replaceCommand(),
 		a.insertCommand(), a.deleteCommand(), a.renameCommand(), a.searchCommand(),
 		a.logCommand(), a.revertCommand(), a.reindexCommand(), a.configCommand(),
-		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(),
+		a.versionCommand(), a.serveCommand(), a.healthcheckCommand(), a.statusCommand(),
 		a.profileCommand(), a.refreshCommand(), a.artifactCommand(), a.workspaceCommand(),
 		a.tokenCommand(), a.mcpConfigCommand(), a.doctorCommand(),
 	)

@@ -74,12 +74,27 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	sched := refresh.NewScheduler(rf, nil)
+	bg, stopBackground := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var external chan []string
+	if a.cfg.Remote.URL != "" {
+		// Commits other replicas push reach this one's subscribers.
+		external = make(chan []string, 16)
+		wg.Go(func() {
+			defer close(external)
+			_ = s.Follow(bg, func(paths []string) {
+				select {
+				case external <- paths:
+				case <-bg.Done():
+				}
+			})
+		})
+	}
 	srv := server.NewMCPServer(s.Store, a.cfg, &server.Options{
 		Version: versionString(), Transport: transport, Logger: log,
 		Refresher: rf, NextRun: sched.NextRun, Metrics: metrics,
+		ExternalChanges: external,
 	})
-	bg, stopBackground := context.WithCancel(ctx)
-	var wg sync.WaitGroup
 	if a.cfg.Refresh.Schedule {
 		wg.Go(func() { sched.Run(bg) })
 	}
@@ -95,7 +110,8 @@ func (a *app) serve(ctx context.Context) error {
 		err = server.ServeStdio(ctx, srv, a.stdin, a.stdout, log)
 	} else {
 		var h *server.HTTPServer
-		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts), LocalUser: a.cfg.Author, Metrics: metrics.Handler()})
+		h, err = server.Listen(srv, a.cfg.HTTP, &server.HTTPOptions{Logger: log, Artifacts: rf.Handler(server.PathArtifacts), LocalUser: a.cfg.Author, Metrics: metrics.Handler(),
+			Health: server.StoreHealth(s.Store, a.cfg.Health.MaxLag, nil)})
 		if err == nil {
 			if a.cfg.Refresh.ArtifactsURL == "" {
 				rf.SetArtifactsURL(server.ArtifactsURL(h.Addr()))

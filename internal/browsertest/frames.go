@@ -132,3 +132,15 @@ func (p *Page) Screenshot() []byte {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// AddScript has the tab run src in every document it loads from now on,
+// frames included, before the document's own scripts (the DevTools
+// protocol's Page.addScriptToEvaluateOnNewDocument).
+func (p *Page) AddScript(src string) {
+	p.tb.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+		p.tb.Fatalf("browsertest: add a script: %v", err)
+	}
+}

@@ -8,6 +8,7 @@
   var META = "selmem/view";
   var POINT = '<script type="application/json" id="selmem-data"></' + 'script>';
   var frame = document.getElementById("selmem-view");
+  var note = document.getElementById("selmem-note");
   var host = window.parent;
   var nextId = 1;
   var pending = {};
@@ -26,19 +27,46 @@
     send({ jsonrpc: "2.0", method: method, params: params || {} });
   }
 
-  // render shows the artifact a tool result carries: its program with the
-  // data placed at the injection point ("<" escaped, so the data cannot end
-  // the script element).
+  // current is what the frame holds: the program (key) and whether it
+  // has shown its data (ready); pending is the view sent to it since.
+  var current = null;
+  var seq = 0;
+
+  function showNote(text) {
+    note.textContent = text || "";
+    note.hidden = !text;
+  }
+
+  // render shows the artifact a tool result carries. New data for the
+  // program the frame already shows goes to the frame, which renders it
+  // in place when the page can (see frame.js); anything else reloads the
+  // frame: the program with the data at its injection point.
   function render(view) {
     if (!view || typeof view.program !== "string") {
       return;
     }
+    showNote(view.note);
+    if (typeof view.data === "string" && current && current.ready && current.key === view.program_key && current.live !== false) {
+      current.pending = view;
+      frame.contentWindow.postMessage({ selmemView: "data", data: view.data, snapshot: view.snapshot || "", seq: ++seq }, "*");
+      return;
+    }
+    reload(view);
+  }
+
+  // reload loads the program in the frame with the data placed at the
+  // injection point ("<" escaped, so the data cannot end the script
+  // element).
+  function reload(view) {
     var html = view.program;
     if (typeof view.data === "string") {
-      var json = view.data.replace(/</g, "\\u003c");
-      html = html.split(POINT).join('<script type="application/json" id="selmem-data">' + json + "</" + "script>");
+      var json = JSON.stringify(selmemExpand(JSON.parse(view.data))).replace(/</g, "\\u003c");
+      var snap = String(view.snapshot || "").replace(/[^0-9a-f]/g, "");
+      html = html.split(POINT).join('<script type="application/json" id="selmem-data" data-snapshot="' + snap + '">' + json + "</" + "script>");
+    } else {
+      document.body.setAttribute("data-selmem-snapshot", view.snapshot || "");
     }
-    document.body.setAttribute("data-selmem-snapshot", view.snapshot || "");
+    current = { key: view.data ? view.program_key : null, ready: false, live: current && current.key === view.program_key ? current.live : undefined };
     frame.srcdoc = html;
   }
 
@@ -51,6 +79,19 @@
       notify("ui/notifications/size-changed", { height: Math.ceil(document.documentElement.getBoundingClientRect().height) });
     } else if (m.selmemView === "open" && typeof m.url === "string") {
       request("ui/open-link", { url: m.url }).catch(function () {});
+    } else if (m.selmemView === "rendered" && current) {
+      current.ready = true;
+      if (current.pending) {
+        current.live = true;
+        current.pending = null;
+      }
+      if (m.snapshot) {
+        document.body.setAttribute("data-selmem-snapshot", m.snapshot);
+      }
+    } else if (m.selmemView === "reload" && current && current.pending && m.seq === seq) {
+      var view = current.pending;
+      current.live = false;
+      reload(view);
     }
   }
 

@@ -69,20 +69,26 @@ func TestStrip(t *testing.T) {
 func TestArtifact(t *testing.T) {
 	snap := &refresh.SnapshotRef{SHA256: strings.Repeat("a", 64), Rows: 2}
 	program := []byte(`<html><body><h1>"Sales" & more</h1>` + refresh.InjectionPoint + `</body></html>`)
-	data := []byte(`{"rows":2}`)
+	data := []byte(`{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"}],"records":[{"region":"EMEA","amount":1.5},{"region":"EMEA","amount":2}],"rows":2}`)
+	v := &refresh.View{Workspace: "sales", Artifact: "dash", Program: program, ProgramKey: "k1", Data: data, Snapshot: snap, Bytes: 100, MaxBytes: 1000}
 
-	doc, shown := Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program, Data: data, Snapshot: snap, Bytes: 100, MaxBytes: 1000})
-	if shown.URI != ViewURI("sales", "dash") || shown.Data != string(data) || shown.Rows != 2 || shown.TooLarge {
-		t.Errorf("shown: %+v", shown)
+	shown, err := Result(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantData := `{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"}],"rows":2,"values":[{"dict":["EMEA"],"codes":[0,0]},[1.5,2]]}`
+	if shown.URI != ViewURI("sales", "dash") || shown.Data != wantData || shown.Rows != 2 || shown.TooLarge || shown.ProgramKey != "k1" || shown.Note != "" {
+		t.Errorf("shown: %+v\ndata %s", shown, shown.Data)
 	}
 	if i, j := strings.Index(shown.Program, "selmemView"), strings.LastIndex(shown.Program, "</body>"); i < 0 || i > j {
-		t.Error("the program does not report its size before </body>")
+		t.Error("the program does not talk to the view before </body>")
 	}
-	text := string(doc)
+	text := string(Artifact(v))
 	for _, want := range []string{
 		`data-selmem-snapshot="` + snap.SHA256 + `"`,
+		`<p id="selmem-note" hidden></p>`,
 		`sandbox="allow-scripts" srcdoc="&lt;html&gt;&lt;body&gt;&lt;h1&gt;&#34;Sales&#34; &amp; more`,
-		`id=&#34;selmem-data&#34;&gt;{&#34;rows&#34;:2}&lt;/script&gt;`,
+		`id=&#34;selmem-data&#34;&gt;{&#34;columns&#34;`,
 		`protocolVersion: "` + ProtocolVersion + `"`,
 	} {
 		if !strings.Contains(text, want) {
@@ -90,18 +96,46 @@ func TestArtifact(t *testing.T) {
 		}
 	}
 
-	doc, shown = Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program, Snapshot: snap, TooLarge: true,
-		Bytes: 3 << 20, MaxBytes: 2 << 20, URL: "http://localhost:8080/artifacts/sales/dash/"})
-	if !shown.TooLarge || shown.Data != "" || !strings.Contains(shown.Program, "larger than this view&#39;s limit of 2.0 MiB") ||
+	large := &refresh.View{Workspace: "sales", Artifact: "dash", Program: program, Snapshot: snap, TooLarge: true,
+		Bytes: 3 << 20, MaxBytes: 2 << 20, URL: "http://localhost:8080/artifacts/sales/dash/"}
+	shown, err = Result(large)
+	if err != nil || !shown.TooLarge || shown.Data != "" || !strings.Contains(shown.Program, "larger than this view&#39;s limit of 2.0 MiB") ||
 		!strings.Contains(shown.Program, `data-selmem-open href="http://localhost:8080/artifacts/sales/dash/"`) {
-		t.Errorf("too large: %+v", shown)
+		t.Errorf("too large: %+v, %v", shown, err)
 	}
-	if strings.Contains(string(doc), "Sales") {
+	if strings.Contains(string(Artifact(large)), "Sales") {
 		t.Error("the too-large view holds the program")
 	}
 
-	_, shown = Artifact(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program})
+	agg := *v
+	agg.Aggregate = &refresh.AggregateInfo{Aggregate: refresh.Aggregate{GroupBy: []string{"region"}, Measures: []refresh.Measure{{Col: "amount", Fn: "sum"}}, Limit: 1}, OfRows: 10000, Groups: 4}
+	agg.Bytes = 3 << 20
+	shown, err = Result(&agg)
+	if want := "Showing an aggregate of the 10000 rows (sum of amount by region; the first 1 of 4 groups)"; err != nil || !shown.Aggregate || !strings.HasPrefix(shown.Note, want) {
+		t.Errorf("aggregate: %+v, %v; want the note %q", shown, err, want)
+	}
+	if !strings.Contains(string(Artifact(&agg)), `<p id="selmem-note">Showing an aggregate`) {
+		t.Error("the aggregate's view does not say it shows an aggregate")
+	}
+
+	shown, _ = Result(&refresh.View{Workspace: "sales", Artifact: "dash", Program: program})
 	if !strings.Contains(shown.Program, "no data yet") {
 		t.Errorf("no data: %s", shown.Program)
+	}
+}
+
+func TestDocuments_Cache(t *testing.T) {
+	snap := &refresh.SnapshotRef{SHA256: strings.Repeat("b", 64), Rows: 0}
+	v := &refresh.View{Workspace: "sales", Artifact: "dash", Program: []byte("<html><body>" + refresh.InjectionPoint + "</body></html>"), ProgramKey: "k1",
+		Data: []byte(`{"columns":[],"records":[],"rows":0}`), Snapshot: snap, MaxBytes: 1000}
+	var d Documents
+	first := d.Artifact(v)
+	if again := d.Artifact(v); &again[0] != &first[0] {
+		t.Error("the same view was rendered again")
+	}
+	v2 := *v
+	v2.ProgramKey = "k2"
+	if other := d.Artifact(&v2); &other[0] == &first[0] {
+		t.Error("a changed program was served from the cache")
 	}
 }

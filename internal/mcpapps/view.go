@@ -10,15 +10,19 @@ import (
 //go:embed bridge.js
 var bridgeJS string
 
-//go:embed reporter.js
-var reporterJS string
+//go:embed frame.js
+var frameJS string
+
+//go:embed columnar.js
+var columnarJS string
 
 var bodyEnd = regexp.MustCompile(`(?i)</body\s*>`)
 
-// withReporter adds to a page shown in the view's frame the script that
-// reports its height and the links to open to the view.
-func withReporter(page []byte) []byte {
-	script := "<script>\n" + reporterJS + "</script>\n"
+// withFrameScript adds to a page shown in the view's frame the script that
+// talks to the view (frame.js): the page's height, links to open, when
+// it has rendered, and new data.
+func withFrameScript(page []byte) []byte {
+	script := "<script>\n" + columnarJS + frameJS + "</script>\n"
 	locs := bodyEnd.FindAllIndex(page, -1)
 	if len(locs) == 0 {
 		return append(append([]byte{}, page...), script...)
@@ -28,15 +32,16 @@ func withReporter(page []byte) []byte {
 }
 
 // bridge is the view's script, for the protocol revision it speaks.
-var bridge = strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
+var bridge = columnarJS + strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
 
-// Document is a view of the data snapshot (its SHA-256, "" for none): inner (an artifact's page with its data, or a
-// notice) in the frame #selmem-view, and the bridge that talks to the host
+// Document is a view of the data snapshot (its SHA-256, "" for none): note,
+// when set, above the frame (e.g. that it shows an aggregate), and inner
+// (an artifact's page with its data, or a notice) in the frame #selmem-view, and the bridge that talks to the host
 // and re-renders the frame when a tool result brings new data. The frame
 // is sandboxed to scripts (a page of its own origin, whatever the host
 // grants the view); the host's policy, inherited by the frame, keeps it off
 // the network.
-func Document(title, snapshot string, inner []byte) []byte {
+func Document(title, snapshot, note string, inner []byte) []byte {
 	var b strings.Builder
 	b.WriteString(`<!doctype html>
 <html lang="en">
@@ -46,11 +51,18 @@ func Document(title, snapshot string, inner []byte) []byte {
 <title>`)
 	b.WriteString(html.EscapeString(title))
 	b.WriteString(`</title>
-<style>html,body{margin:0;padding:0}#selmem-view{display:block;border:0;width:100%;height:480px}</style>
+<style>html,body{margin:0;padding:0}#selmem-view{display:block;border:0;width:100%;height:480px}#selmem-note{margin:0;padding:6px 12px;font:13px/1.4 system-ui,sans-serif;color:#57534e;background:#f5f5f4}</style>
 </head>
 <body data-selmem-snapshot="`)
 	b.WriteString(html.EscapeString(snapshot))
 	b.WriteString(`">
+<p id="selmem-note"`)
+	if note == "" {
+		b.WriteString(` hidden`)
+	}
+	b.WriteString(`>`)
+	b.WriteString(html.EscapeString(note))
+	b.WriteString(`</p>
 <iframe id="selmem-view" name="selmem-view" title="`)
 	b.WriteString(html.EscapeString(title))
 	b.WriteString(`" sandbox="allow-scripts" srcdoc="`)
@@ -81,7 +93,7 @@ func Notice(title, text, link string) []byte {
 		b.WriteString(`">Open the artifact</a></p>`)
 	}
 	b.WriteString(`</body></html>`)
-	return withReporter([]byte(b.String()))
+	return withFrameScript([]byte(b.String()))
 }
 
 // Shown is the part of a tool result's _meta, under MetaKey, that a view
@@ -92,12 +104,22 @@ type Shown struct {
 	Artifact  string `json:"artifact"`
 	Snapshot  string `json:"snapshot,omitempty"`
 	Rows      int64  `json:"rows"`
-	Program   string `json:"program"`
-	// Data is the snapshot as JSON text: one string, which hosts pass on
-	// to the view without decoding ten thousand records.
-	Data     string `json:"data,omitempty"`
-	TooLarge bool   `json:"too_large,omitempty"`
-	URL      string `json:"url,omitempty"`
+	// Program is the page, self-contained, with an empty injection point;
+	// ProgramKey identifies it, so that a view already showing it renders
+	// new data in place.
+	Program    string `json:"program"`
+	ProgramKey string `json:"program_key,omitempty"`
+	// Data is what the page shows, by column (refresh.Frame.Columnar), as
+	// JSON text: compact, passed from host to view to page as one string
+	// (no copying of ten thousand values at each step) and parsed once,
+	// in the page.
+	Data string `json:"data,omitempty"`
+	// Aggregate says Data is the aggregate the binding declares, not the
+	// data; Note says so for people.
+	Aggregate bool   `json:"aggregate,omitempty"`
+	Note      string `json:"note,omitempty"`
+	TooLarge  bool   `json:"too_large,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 // ResultMeta is the _meta of a tool result that shows an artifact: the

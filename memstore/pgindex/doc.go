@@ -22,14 +22,24 @@
 // typo stand-ins, and the candidates of both rankings. A filtered search
 // reads postings zone by zone through their own index.
 //
-// It owns its schema: embedded SQL migrations applied in order under an
-// advisory lock and recorded in selmem_schema_migrations, plus the
-// embedding column, whose dimension follows the embedder and changes on
-// Reset. It translates pgx and Postgres errors into memstore sentinels and
+// Each memory's index lives in a Postgres schema of its own
+// (Options.Schema, or one derived from the memory's identity, bound with
+// BindMemory), reached through a pool pgindex derives from the caller's
+// with search_path set to it; the vector extension is shared, in public.
+// Memories sharing one database never read, write or rebuild each other's
+// rows. Replicas of one memory share its schema: Exclusive serialises their
+// index updates with an advisory lock, and Publish and Subscribe carry new
+// commits between them over LISTEN/NOTIFY.
+//
+// It owns the tables of its schema: embedded SQL migrations applied in
+// order under an advisory lock and recorded in selmem_schema_migrations,
+// plus the embedding column, whose dimension follows the embedder and
+// changes on Reset. It translates pgx and Postgres errors into memstore sentinels and
 // its own ErrUnavailable, with messages that never carry connection
 // details.
 //
 // It does not own the connection pool (the caller creates it, putting
-// AfterConnect in pgxpool.Config.AfterConnect), nor chunking, embedding or
+// AfterConnect in pgxpool.Config.AfterConnect; pgindex's own pool for the
+// schema copies its settings), nor chunking, embedding or
 // mirroring git into the index: that is memstore's job.
 package pgindex

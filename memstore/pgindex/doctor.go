@@ -41,3 +41,50 @@ func Probe(ctx context.Context, pool *pgxpool.Pool) (ServerInfo, error) {
 	}
 	return info, nil
 }
+
+// Namespace is what Inspect learnt of a memory's schema and its
+// neighbours in the database.
+type Namespace struct {
+	Schema string // the memory's schema
+	Exists bool   // the schema holds an index (false before first use)
+	// Legacy lists selmem tables left in public by versions before
+	// per-memory schemas; nothing uses them once the memory has a schema of
+	// its own. Empty when Schema is public.
+	Legacy []string
+	// Others lists the schemas of other memories sharing the database.
+	Others []string
+}
+
+// Inspect reports on schema, for selmem doctor. It changes nothing.
+func Inspect(ctx context.Context, pool *pgxpool.Pool, schema string) (Namespace, error) {
+	ns := Namespace{Schema: schema}
+	const stateTable = `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relname = 'selmem_index_state' AND c.relkind = 'r'`
+	rows, err := pool.Query(ctx, stateTable+` ORDER BY 1`)
+	if err != nil {
+		return ns, err
+	}
+	schemas, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return ns, err
+	}
+	for _, s := range schemas {
+		switch s {
+		case schema:
+			ns.Exists = true
+		case publicSchema:
+		default:
+			ns.Others = append(ns.Others, s)
+		}
+	}
+	if schema == publicSchema {
+		return ns, nil
+	}
+	rows, err = pool.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname LIKE 'selmem\_%' ORDER BY 1`, publicSchema)
+	if err != nil {
+		return ns, err
+	}
+	ns.Legacy, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	return ns, err
+}

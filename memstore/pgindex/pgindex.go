@@ -49,6 +49,7 @@ const (
 	logKeyWantDim = "want_dim"
 	logKeyVersion = "version"
 	logKeyName    = "name"
+	logKeySchema  = "schema"
 )
 
 // Options configure an Index. The zero value of every field but Dim selects
@@ -96,12 +97,22 @@ type Options struct {
 	// memstore.DefaultRanking(). The embedded index given the same
 	// parameters ranks alike.
 	Ranking *memstore.Ranking
+	// Schema is the Postgres schema holding this memory's tables, index
+	// state and migration records (see CheckSchema for the names allowed);
+	// pgindex creates it when missing. Empty means derived from the memory
+	// the index is bound to (BindMemory): SchemaFor(id). An index neither
+	// given a schema nor bound to a memory uses the connection's own
+	// search_path (public), as versions before per-memory schemas did.
+	Schema string
 }
 
 // Index is a memstore.Index stored in Postgres. It is safe for concurrent
 // use.
 type Index struct {
-	pool      *pgxpool.Pool
+	pool      *pgxpool.Pool // base, or a pool of pgindex's own in schema
+	base      *pgxpool.Pool // the caller's pool
+	schema    string        // the memory's schema; publicSchema when unbound
+	memory    string        // the memory bound with BindMemory; "" when none
 	opts      Options
 	rank      memstore.Ranking
 	log       *slog.Logger
@@ -109,8 +120,11 @@ type Index struct {
 }
 
 var (
-	_ memstore.BatchIndex = (*Index)(nil)
-	_ memstore.BulkIndex  = (*Index)(nil)
+	_ memstore.BatchIndex   = (*Index)(nil)
+	_ memstore.BulkIndex    = (*Index)(nil)
+	_ memstore.MemoryBinder = (*Index)(nil)
+	_ memstore.SharedIndex  = (*Index)(nil)
+	_ memstore.ChangeFeed   = (*Index)(nil)
 )
 
 // AfterConnect registers pgvector's types on a new connection, for
@@ -140,8 +154,15 @@ func ensureTypes(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // New returns an Index over pool, which the caller owns and closes, after
-// applying pending migrations and creating the embedding column if needed.
+// applying pending migrations and creating the embedding column if needed,
+// in Options.Schema when it is set. The Index keeps a pool of its own for
+// its schema, with pool's settings; Close closes it.
 func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
+	return openIndex(pool, opts, "")
+}
+
+// openIndex is New for an index bound to memory (when not "").
+func openIndex(pool *pgxpool.Pool, opts *Options, memory string) (*Index, error) {
 	if pool == nil {
 		return nil, invalid("New", "nil pool")
 	}
@@ -151,6 +172,11 @@ func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
 	}
 	if o.Dim <= 0 {
 		return nil, invalid("New", "Options.Dim must be positive, got %d", o.Dim)
+	}
+	if o.Schema != "" {
+		if err := CheckSchema(o.Schema); err != nil {
+			return nil, invalid("New", "Options.Schema: %v", err)
+		}
 	}
 	if o.EfSearch <= 0 {
 		o.EfSearch = DefaultEfSearch
@@ -181,21 +207,102 @@ func New(pool *pgxpool.Pool, opts *Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ix := &Index{pool: pool, opts: o, log: log, rank: memstore.DefaultRanking()}
+	ix := &Index{pool: pool, base: pool, schema: publicSchema, opts: o, log: log, rank: memstore.DefaultRanking()}
 	if o.Ranking != nil {
 		ix.rank = *o.Ranking
 	}
-	if err := ix.Migrate(context.Background()); err != nil {
+	if err := ix.attach(o.Schema, memory); err != nil {
 		return nil, err
 	}
-	if err := ix.detectVersion(context.Background()); err != nil {
-		return nil, err
-	}
+	ix.memory = memory
 	return ix, nil
 }
 
-// Close releases nothing: the pool belongs to the caller. It returns nil.
-func (ix *Index) Close() error { return nil }
+// attach makes schema (or, when "", the caller's pool as it is) the
+// index's home: it prepares the schema and claims it for memory, applies
+// the migrations there and then switches to it, closing the pool of the
+// schema it leaves.
+func (ix *Index) attach(schema, memory string) error {
+	ctx := context.Background()
+	prev := *ix
+	if schema != "" {
+		sctx, cancel := context.WithTimeout(ctx, 12*ix.opts.QueryTimeout)
+		pool, err := schemaPool(sctx, ix.base, schema, memory)
+		if err != nil {
+			err = ix.fail(sctx, "New", err)
+		}
+		cancel()
+		if err != nil {
+			return err
+		}
+		ix.pool, ix.schema = pool, schema
+	}
+	err := ix.Migrate(ctx)
+	if err == nil {
+		err = ix.detectVersion(ctx)
+	}
+	if err != nil {
+		if ix.pool != prev.pool {
+			ix.pool.Close()
+		}
+		ix.pool, ix.schema = prev.pool, prev.schema
+		return err
+	}
+	if prev.pool != ix.base && prev.pool != ix.pool {
+		prev.pool.Close()
+	}
+	ix.log.Debug("pgindex: using schema", logKeySchema, ix.schema)
+	return nil
+}
+
+// Schema returns the Postgres schema holding the index: Options.Schema,
+// the bound memory's, or public when neither.
+func (ix *Index) Schema() string { return ix.schema }
+
+// BindMemory implements memstore.MemoryBinder. Without Options.Schema the
+// index moves to the memory's own schema (SchemaFor(id)), creating and
+// migrating it; memstore.Open calls it before it uses the index, and it
+// must not run concurrently with other calls. An index bound to one memory
+// refuses another.
+func (ix *Index) BindMemory(id string) error {
+	const op = "BindMemory"
+	switch {
+	case id == "":
+		return invalid(op, "empty memory id")
+	case ix.memory == id:
+		return nil
+	case ix.memory != "":
+		return invalid(op, "the index belongs to memory %s, not %s", ix.memory, id)
+	}
+	schema := ix.opts.Schema
+	if schema == "" {
+		var err error
+		if schema, err = SchemaFor(id); err != nil {
+			return invalid(op, "%v", err)
+		}
+	}
+	if schema == ix.schema {
+		// Options.Schema: already there; claim it for the memory.
+		ctx, cancel := context.WithTimeout(context.Background(), ix.opts.QueryTimeout)
+		defer cancel()
+		if _, err := prepareSchema(ctx, ix.base, schema, id); err != nil {
+			return ix.fail(ctx, op, err)
+		}
+	} else if err := ix.attach(schema, id); err != nil {
+		return err
+	}
+	ix.memory = id
+	return nil
+}
+
+// Close closes the pool the index keeps for its schema; the caller's pool
+// stays open.
+func (ix *Index) Close() error {
+	if ix.pool != ix.base {
+		ix.pool.Close()
+	}
+	return nil
+}
 
 // detectVersion records whether pgvector supports iterative index scans.
 func (ix *Index) detectVersion(ctx context.Context) error {

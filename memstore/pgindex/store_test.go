@@ -114,7 +114,7 @@ func TestStore_ReindexOnPostgres(t *testing.T) {
 	}
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename IN ('selmem_chunks', 'selmem_postings')
-		AND indexname IN ($1, $2)`, textIndexName, vectorIndexName).Scan(&n); err != nil {
+		AND indexname IN ($1, $2) AND schemaname = $3`, textIndexName, vectorIndexName, ix.Schema()).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 {

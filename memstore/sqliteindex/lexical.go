@@ -136,10 +136,11 @@ type queryTerm struct {
 }
 
 // Fuzzy matching of query words the index lacks: a word of at least
-// fuzzyMinLen bytes stands for the indexed words it begins and those one
-// edit away that keep its first letter (memstore.EditVariants); the
-// fuzzyMax most frequent of their terms count, each at
-// memstore.Ranking.TypoWeight.
+// fuzzyMinLen bytes stands for the indexed words that it or its stem
+// begins (memstore.TypoPrefixes), the indexed words one edit away that
+// keep its first letter (memstore.EditVariants) and the indexed terms one
+// edit away from its stem (memstore.TypoStemVariants); the fuzzyMax most
+// frequent of their terms count, each at memstore.Ranking.TypoWeight.
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3
@@ -212,13 +213,22 @@ func (l *lexicon) fuzzy(w string, readable func(row int32) bool) []int32 {
 			ids = append(ids, id)
 		}
 	}
+	prefixes := memstore.TypoPrefixes(w, fuzzyMinLen)
 	for _, wt := range l.words[w[0]] {
-		if strings.HasPrefix(wt.word, w) {
-			add(wt.term)
+		for _, p := range prefixes {
+			if strings.HasPrefix(wt.word, p) {
+				add(wt.term)
+				break
+			}
 		}
 	}
 	for _, v := range memstore.EditVariants(w) {
 		if id, ok := l.wordOf[v]; ok {
+			add(id)
+		}
+	}
+	for _, t := range memstore.TypoStemVariants(w) {
+		if id, ok := l.ids[t]; ok {
 			add(id)
 		}
 	}

@@ -233,5 +233,12 @@ fonts or images from the web): the page runs under a Content-Security-Policy
 that blocks them, so put libraries in the artifact's own files. Use only the
 columns the artifact was generated against, and when one is missing show a
 message asking for regeneration instead of numbers.
+In a conversation (an MCP Apps host), newer data can arrive without a
+reload: the event ` + "`selmem:data`" + ` on window, whose detail is the new snapshot.
+Render it in place and call ` + "`preventDefault()`" + ` on the event; a page that
+does not is reloaded with the new data. When the data is beyond the view's
+size cap and the binding declares an aggregate (` + "`view.aggregate`" + ` in
+binding.yaml), the snapshot holds the aggregate's rows and an ` + "`aggregate`" + `
+member ({group_by, measures, of_rows, groups}).
 `
 }

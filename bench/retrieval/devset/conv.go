@@ -196,15 +196,15 @@ type chain struct {
 
 var chains = []chain{
 	{rel: "sister", intro: []string{"My sister {N} is staying with us for a while, it's nice having her around."},
-		event:   []string{"{N} got a puppy and named him {d}, he chews everything.", "{N}'s new puppy {d} ate my slipper."},
+		event:   []string{"{N} brought home a little dog and called him {d}, he chews everything.", "{N}'s new furball {d} ate my slipper."},
 		details: []string{"Biscuit", "Pepper", "Rocket", "Waffles"},
 		q:       "What is the name of {P}'s sister's puppy?"},
 	{rel: "brother", intro: []string{"My brother {N} called, he sounds happier these days."},
-		event:   []string{"{N} just moved to {d} for his new job.", "{N} is settling in {d}, he sent photos of the river."},
+		event:   []string{"{N} just relocated to {d} for work.", "{N} is settling in {d}, he sent photos of the river."},
 		details: []string{"Denver", "Austin", "Seattle", "Boston"},
 		q:       "Which city did {P}'s brother move to?"},
 	{rel: "best friend", intro: []string{"My best friend {N} and I have known each other since kindergarten."},
-		event:   []string{"{N} is opening a {d} next month, I'm so proud.", "{N}'s {d} had its grand opening today."},
+		event:   []string{"{N} is launching a {d} next month, I'm so proud.", "{N}'s {d} welcomed its first customers today."},
 		details: []string{"coffee shop", "bookstore", "yoga studio", "bike repair shop"},
 		q:       "What business is {P}'s best friend opening?"},
 }
@@ -234,6 +234,28 @@ var filler = []string{
 	"Talk soon {O}, take care!",
 }
 
+// followUps are later turns in which a speaker comes back to an event
+// ({d}) without telling it again: they share the event's words, not its
+// date, and answer no question.
+var followUps = []string{
+	"I keep thinking about {d}, what a time that was.",
+	"Someone at work brought up {d} today and I couldn't stop smiling.",
+	"Sorry, I know I keep going on about {d}!",
+	"Looking back, {d} was one of the highlights of my year.",
+}
+
+// reactions are the other speaker's answers to news, addressing the
+// teller by name ({O}).
+var reactions = []string{
+	"That's wonderful news, {O}! I'm really happy for you.",
+	"Wow {O}, you never stop surprising me.",
+	"{O}, that's so cool, you have to show me pictures.",
+	"Good for you {O}, that takes guts.",
+}
+
+// whenForms rephrase a "When did {P} ..." question.
+var whenForms = []string{"When did {P} ", "On what date did {P} ", "Around when did {P} ", "When was it that {P} "}
+
 // names of speakers and relatives.
 var (
 	speakerNames  = []string{"Caroline", "Melanie", "Jon", "Gina", "Audrey", "Andrew", "Tim", "John", "Maria", "Deborah", "Evan", "Sam", "Joanna", "Nate", "Priya", "Omar", "Lena", "Marcus", "Hana", "Diego", "Fatima", "Ivan", "Chloe", "Ravi"}
@@ -249,8 +271,12 @@ type turn struct {
 
 // Conversations generates n multi-session conversations between two
 // people, one workspace each ("conv-01", ...), one file a session
-// (notes/session-NN.md), one "##" section a turn, with questions about who
-// did what, when and where, their tastes, and two-hop facts.
+// (notes/session-NN.md) whose title holds its date, one "##" section a
+// turn, with questions about who did what, when and where, their tastes,
+// and two-hop facts. Questions name the speaker where the turns say "I";
+// evidence turns often share no other word with their question, while
+// plans, the other speaker's questions and later mentions of the same
+// event share many.
 func Conversations(seed uint64, n int) Set {
 	g := newGen(seed)
 	set := Set{Files: map[string]string{}}
@@ -268,7 +294,7 @@ func (g *gen) conversation(c int) Set {
 	ws := fmt.Sprintf("conv-%02d", c+1)
 	perm := g.r.Perm(len(speakerNames))
 	people := [2]string{speakerNames[perm[0]], speakerNames[perm[1]]}
-	const sessions = 15
+	const sessions = 20
 	var queries []Query
 	beats := make([][]beat, sessions)
 	place := func(s int, b beat) { beats[s] = append(beats[s], b) }
@@ -288,13 +314,18 @@ func (g *gen) conversation(c int) Set {
 			s := g.r.IntN(sessions)
 			var qs []int
 			if g.chance(0.8) {
-				qs = append(qs, ask("temporal", fill(act.qWhen, vars)))
+				qw := strings.Replace(fill(act.qWhen, vars), "When did "+who+" ", fill(pick(g, whenForms), vars), 1)
+				qs = append(qs, ask("temporal", qw))
 			}
 			if act.qWhat != "" && (len(qs) == 0 || g.chance(0.6)) {
 				qs = append(qs, ask("single-hop", fill(act.qWhat, vars)))
 			}
 			if g.chance(0.5) {
-				place(s, beat{{speaker: who, text: fill(pick(g, act.did), vars), labels: qs}})
+				b := beat{{speaker: who, text: fill(pick(g, act.did), vars), labels: qs}}
+				if g.chance(0.5) {
+					b = append(b, turn{speaker: other, text: fill(pick(g, reactions), map[string]string{"O": who})})
+				}
+				place(s, b)
 			} else {
 				place(s, beat{{speaker: other, text: act.ask}, {speaker: who, text: fill(pick(g, act.reply), vars), labels: qs}})
 			}
@@ -305,6 +336,10 @@ func (g *gen) conversation(c int) Set {
 			}
 			if g.chance(0.4) {
 				place(g.r.IntN(sessions), beat{{speaker: other, text: act.ask}, {speaker: who, text: pick(g, filler)}})
+			}
+			// A later mention of the event's detail.
+			if s < sessions-1 && g.chance(0.5) {
+				place(s+1+g.r.IntN(sessions-s-1), beat{{speaker: who, text: fill(pick(g, followUps), vars)}})
 			}
 		}
 		// Preferences: stated twice in different words.
@@ -336,31 +371,30 @@ func (g *gen) conversation(c int) Set {
 	for s := range sessions {
 		date = date.AddDate(0, 0, 5+g.r.IntN(20))
 		var turns []turn
-		addFiller := func(speaker string) {
-			o := people[0]
+		otherOf := func(speaker string) string {
 			if speaker == people[0] {
-				o = people[1]
+				return people[1]
 			}
-			turns = append(turns, turn{speaker: speaker, text: fill(pick(g, filler), map[string]string{"O": o})})
+			return people[0]
+		}
+		addFiller := func(speaker string) {
+			turns = append(turns, turn{speaker: speaker, text: fill(pick(g, filler), map[string]string{"O": otherOf(speaker)})})
 		}
 		addFiller(people[s%2])
 		order := g.r.Perm(len(beats[s]))
 		for _, bi := range order {
 			b := beats[s][bi]
 			if turns[len(turns)-1].speaker == b[0].speaker {
-				other := people[0]
-				if b[0].speaker == people[0] {
-					other = people[1]
-				}
-				addFiller(other)
+				addFiller(otherOf(b[0].speaker))
 			}
-			turns = append(turns, b...)
-			if g.chance(0.5) {
-				other := people[0]
-				if turns[len(turns)-1].speaker == people[0] {
-					other = people[1]
+			for _, t := range b {
+				if g.chance(0.4) {
+					t.text += " " + fill(pick(g, filler), map[string]string{"O": otherOf(t.speaker)})
 				}
-				addFiller(other)
+				turns = append(turns, t)
+			}
+			if g.chance(0.6) {
+				addFiller(otherOf(turns[len(turns)-1].speaker))
 			}
 		}
 		rel := fmt.Sprintf("workspaces/%s/notes/session-%02d.md", ws, s+1)

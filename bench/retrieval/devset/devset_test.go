@@ -3,9 +3,12 @@ package devset
 import (
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/selmem/selmem/memstore"
 )
 
 // TestSets checks that the generated sets are deterministic, large enough,
@@ -92,4 +95,79 @@ func TestWriteRead(t *testing.T) {
 			t.Errorf("query %d: read %+v, wrote %+v", i, got.Queries[i], s.Queries[i])
 		}
 	}
+}
+
+// TestConversations_Hard checks that the conversational set looks like a
+// long-conversation benchmark and is not solvable by word overlap alone:
+// every session file opens with its number and date, and a good share of
+// the questions share no word but the speaker's name with any of their
+// evidence turns, while other turns share the question's words.
+func TestConversations_Hard(t *testing.T) {
+	s := Conversations(1, 20)
+	dated := regexp.MustCompile(`^# Session \d+, \d{1,2} [A-Z][a-z]+ \d{4}\n`)
+	for p, c := range s.Files {
+		if !dated.MatchString(c) {
+			t.Errorf("%s does not open with its session number and date: %.40q", p, c)
+		}
+	}
+	terms := func(text string) map[string]bool {
+		out := map[string]bool{}
+		memstore.Terms(text, func(term string) { out[term] = true })
+		return out
+	}
+	section := func(r Ref) string {
+		c := s.Files[strings.TrimPrefix(r.Path, "/memories/")]
+		_, after, _ := strings.Cut(c, "## "+r.Heading+"\n")
+		before, _, _ := strings.Cut(after, "\n## ")
+		return before
+	}
+	disjoint, distracted := 0, 0
+	for _, q := range s.Queries {
+		qt := terms(q.Text)
+		for _, name := range speakerNames {
+			delete(qt, memstore.Stem(strings.ToLower(name)))
+		}
+		shared := false
+		for _, r := range q.Relevant {
+			for term := range terms(section(r)) {
+				shared = shared || qt[term]
+			}
+		}
+		if !shared {
+			disjoint++
+		}
+		if sharesOther(s, q, qt, terms) {
+			distracted++
+		}
+	}
+	n := len(s.Queries)
+	t.Logf("%d questions: %d share no word with their evidence, %d share words with another turn", n, disjoint, distracted)
+	if disjoint*5 < n {
+		t.Errorf("%d of %d questions share no word with their evidence, want at least a fifth", disjoint, n)
+	}
+	if distracted*2 < n {
+		t.Errorf("%d of %d questions share words with a turn that is not evidence, want at least half", distracted, n)
+	}
+}
+
+// sharesOther reports whether a turn of q's conversation that is not its
+// evidence holds one of the terms qt.
+func sharesOther(s Set, q Query, qt map[string]bool, terms func(string) map[string]bool) bool {
+	for p, c := range s.Files {
+		if !strings.Contains(p, "/"+q.Workspace+"/") {
+			continue
+		}
+		for _, sec := range strings.Split(c, "\n## ")[1:] {
+			heading, text, _ := strings.Cut(sec, "\n")
+			if slices.ContainsFunc(q.Relevant, func(r Ref) bool { return r.Heading == heading && strings.HasSuffix(r.Path, "/"+p) }) {
+				continue
+			}
+			for term := range terms(text) {
+				if qt[term] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

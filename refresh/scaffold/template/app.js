@@ -183,9 +183,11 @@
     container.appendChild(svg);
   }
 
-  function render() {
+  // render shows data: the snapshot given, else the one at the injection
+  // point.
+  function render(data) {
     var config = readJSON("selmem-config", "dashboard configuration");
-    var data = readJSON("selmem-data", "data");
+    data = data || readJSON("selmem-data", "data");
     var records = Array.isArray(data.records) ? data.records : [];
     var missing = [config.category, config.measure].filter(function (name) {
       return name && !findColumn(data, name);
@@ -210,9 +212,20 @@
     document.body.setAttribute("data-state", "ready");
   }
 
-  try {
-    render();
-  } catch (e) {
-    fail("The dashboard could not read its data: " + e.message);
+  function show(data) {
+    byId("error").hidden = true;
+    try {
+      render(data);
+    } catch (e) {
+      fail("The dashboard could not read its data: " + e.message);
+    }
   }
+
+  show();
+  // In a conversation (an MCP Apps view), new data arrives as the event
+  // selmem:data: render it in place instead of reloading the page.
+  window.addEventListener("selmem:data", function (e) {
+    e.preventDefault();
+    show(e.detail);
+  });
 })();

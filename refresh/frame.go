@@ -1,0 +1,254 @@
+package refresh
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Frame is a data set held by column: the snapshot's values as text, the
+// way views encode and aggregate them without reading the snapshot again.
+type Frame struct {
+	Columns []Column
+	Rows    int64
+	// Values holds each column's values as text (see cell); Null says
+	// which are null.
+	Values [][]string
+	Null   [][]bool
+}
+
+// FrameOf copies t's data into a Frame. Text is interned per column, so a
+// column of few distinct values holds each once.
+func FrameOf(t *Table) *Frame {
+	f := newFrame(t.Columns, int(t.Rows))
+	interned := make([]map[string]string, len(t.Columns))
+	for i := range interned {
+		interned[i] = map[string]string{}
+	}
+	for _, b := range t.batches {
+		for c, a := range b.Columns() {
+			for r := 0; r < int(b.NumRows()); r++ {
+				s, null := cell(a, r)
+				if !null {
+					s = intern(interned[c], s)
+				}
+				f.Values[c] = append(f.Values[c], s)
+				f.Null[c] = append(f.Null[c], null)
+			}
+		}
+	}
+	return f
+}
+
+// intern returns the copy of s held in m, adding one (the table's strings
+// point into Arrow buffers that are released).
+func intern(m map[string]string, s string) string {
+	if v, ok := m[s]; ok {
+		return v
+	}
+	if len(m) > 4096 {
+		return strings.Clone(s)
+	}
+	v := strings.Clone(s)
+	m[v] = v
+	return v
+}
+
+func newFrame(cols []Column, rows int) *Frame {
+	f := &Frame{Columns: cols, Rows: int64(rows), Values: make([][]string, len(cols)), Null: make([][]bool, len(cols))}
+	for i := range cols {
+		f.Values[i] = make([]string, 0, rows)
+		f.Null[i] = make([]bool, 0, rows)
+	}
+	return f
+}
+
+// snapshotDoc is a snapshot as Table.JSON writes it.
+type snapshotDoc struct {
+	Columns []Column                     `json:"columns"`
+	Records []map[string]json.RawMessage `json:"records"`
+	Rows    int64                        `json:"rows"`
+}
+
+// DecodeFrame reads a snapshot (as Table.JSON writes it) into a Frame.
+// It is the slow path, for data not loaded by this process.
+func DecodeFrame(data []byte) (*Frame, error) {
+	var doc snapshotDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("refresh: read the snapshot: %w", err)
+	}
+	f := newFrame(doc.Columns, len(doc.Records))
+	for _, rec := range doc.Records {
+		for c, col := range doc.Columns {
+			raw := rec[col.Name]
+			s, null := rawText(raw)
+			f.Values[c] = append(f.Values[c], s)
+			f.Null[c] = append(f.Null[c], null)
+		}
+	}
+	return f, nil
+}
+
+// rawText is a JSON scalar's text: a string's content, a number or boolean
+// as written.
+func rawText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, false
+		}
+	}
+	return string(raw), false
+}
+
+// JSON is the frame in the snapshot format an artifact reads at its
+// injection point: {"columns":[…],"records":[{…}],"rows":N}, plus extra
+// members (each a JSON value) when given.
+func (f *Frame) JSON(extra map[string][]byte) []byte {
+	buf := make([]byte, 0, 256+int(f.Rows)*len(f.Columns)*12)
+	buf = appendColumns(buf, f.Columns)
+	names := keys(f.Columns)
+	buf = append(buf, `,"records":[`...)
+	for r := 0; r < int(f.Rows); r++ {
+		if r > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '{')
+		for c := range f.Columns {
+			if c > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, names[c]...)
+			buf = f.appendCell(buf, c, r)
+		}
+		buf = append(buf, '}')
+	}
+	buf = append(buf, `],"rows":`...)
+	buf = strconv.AppendInt(buf, f.Rows, 10)
+	return appendExtra(buf, extra)
+}
+
+// Columnar is the frame encoded by column, compact for sending to a view:
+//
+//	{"columns":[{"name":…,"type":…}],"rows":N,"values":[column…]}
+//
+// where each column is an array of its values, or, for a text, date or
+// timestamp column that repeats its values, {"dict":[value…],"codes":[i…]}
+// with -1 for null. Values are written as the snapshot writes them; a
+// view expands them into the snapshot's records (see Frame.JSON).
+func (f *Frame) Columnar(extra map[string][]byte) []byte {
+	buf := make([]byte, 0, 256+int(f.Rows)*len(f.Columns)*6)
+	buf = appendColumns(buf, f.Columns)
+	buf = append(buf, `,"rows":`...)
+	buf = strconv.AppendInt(buf, f.Rows, 10)
+	buf = append(buf, `,"values":[`...)
+	for c, col := range f.Columns {
+		if c > 0 {
+			buf = append(buf, ',')
+		}
+		switch col.Type {
+		case TypeText, TypeDate, TypeTimestamp:
+			if out, ok := f.appendDict(buf, c); ok {
+				buf = out
+				continue
+			}
+		}
+		buf = append(buf, '[')
+		for r := 0; r < int(f.Rows); r++ {
+			if r > 0 {
+				buf = append(buf, ',')
+			}
+			buf = f.appendCell(buf, c, r)
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(buf, ']')
+	return appendExtra(buf, extra)
+}
+
+// appendDict appends column c dictionary-encoded, when it has at most half
+// as many distinct values as rows.
+func (f *Frame) appendDict(buf []byte, c int) ([]byte, bool) {
+	codes := make([]int, f.Rows)
+	index := map[string]int{}
+	var dict []string
+	for r, s := range f.Values[c] {
+		if f.Null[c][r] {
+			codes[r] = -1
+			continue
+		}
+		i, ok := index[s]
+		if !ok {
+			if len(dict) >= max(1, int(f.Rows)/2) {
+				return buf, false
+			}
+			i = len(dict)
+			index[s] = i
+			dict = append(dict, s)
+		}
+		codes[r] = i
+	}
+	buf = append(buf, `{"dict":[`...)
+	for i, s := range dict {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendValueText(buf, s, f.Columns[c].Type)
+	}
+	buf = append(buf, `],"codes":[`...)
+	for r, code := range codes {
+		if r > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, int64(code), 10)
+	}
+	return append(buf, "]}"...), true
+}
+
+func (f *Frame) appendCell(buf []byte, c, r int) []byte {
+	if f.Null[c][r] || f.Columns[c].Type == TypeEmpty {
+		return append(buf, "null"...)
+	}
+	return appendValueText(buf, f.Values[c][r], f.Columns[c].Type)
+}
+
+func appendColumns(buf []byte, cols []Column) []byte {
+	buf = append(buf, `{"columns":[`...)
+	for i, c := range cols {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"name":`...)
+		buf = appendString(buf, c.Name)
+		buf = append(buf, `,"type":`...)
+		buf = appendString(buf, c.Type)
+		buf = append(buf, '}')
+	}
+	return append(buf, ']')
+}
+
+// keys are the columns' names as JSON object keys, with the colon.
+func keys(cols []Column) [][]byte {
+	names := make([][]byte, len(cols))
+	for i, c := range cols {
+		names[i] = append(appendString(nil, c.Name), ':')
+	}
+	return names
+}
+
+// appendExtra appends members in a fixed order and closes the object.
+func appendExtra(buf []byte, extra map[string][]byte) []byte {
+	for _, k := range sortedKeys(extra) {
+		buf = append(buf, ',')
+		buf = appendString(buf, k)
+		buf = append(buf, ':')
+		buf = append(buf, extra[k]...)
+	}
+	return append(buf, '}')
+}
