@@ -27,6 +27,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 	}{
 		{"ExactRuleFirst", testExactRuleFirst},
 		{"TypoTolerance", testTypoTolerance},
+		{"TypoOfInflection", testTypoOfInflection},
 		{"PartialWord", testPartialWord},
 		{"Filters", testFilters},
 		{"Validity", testValidity},
@@ -215,6 +216,28 @@ func wantRetentionFirst(t *testing.T, s *suite, queries ...string) {
 
 func testTypoTolerance(t *testing.T, s *suite) {
 	wantRetentionFirst(t, s, "retension polcy", "retention polciy", "custmer recrods")
+}
+
+// testTypoOfInflection: a query word no chunk holds finds, by full text,
+// the indexed words its stem begins and the terms one edit from its stem.
+func testTypoOfInflection(t *testing.T, s *suite) {
+	paths := s.putTexts(t,
+		"Each visitor gets a hashed cookie id.",
+		"Every customer has one segment: retail or wholesale.",
+		"Invoices are archived after ten years.")
+	tests := []struct {
+		query string
+		want  string
+	}{
+		{"visits", paths[0]},    // stem "visit" begins "visitor"
+		{"segmentts", paths[1]}, // stem "segmentt" is one edit from "segment"
+	}
+	for _, tt := range tests {
+		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.query})
+		if len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1 {
+			t.Errorf("%q: hits %v, want %s first by full text", tt.query, keys(hits), tt.want)
+		}
+	}
 }
 
 func testPartialWord(t *testing.T, s *suite) {

@@ -63,8 +63,11 @@ const scoreSQL = `
 //
 //   - the query's terms: the terms of its words that some chunk holds, and
 //     for each word no chunk holds (of at least $25 bytes) the $24 most
-//     frequent terms of the indexed words it begins or that are one of its
-//     edit variants ($3, $4: memstore.EditVariants), at weight $23;
+//     frequent terms of the indexed words it or its stem begins ($31, $32:
+//     memstore.TypoPrefixes beyond the word itself), of the indexed words
+//     that are one of its edit variants ($3, $4: memstore.EditVariants) and
+//     of the indexed terms one edit from its stem ($33, $34:
+//     memstore.TypoStemVariants), at weight $23;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the
@@ -101,7 +104,9 @@ const scoreSQL = `
 // fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
 // $26 candidates rescored exactly, $27 whether the principal may read
 // everything, $28 the zones it may read (the open zone, empty, first), $29
-// chunks whose neighbours are scored, $30 postings of the rarest term.
+// chunks whose neighbours are scored, $30 postings of the rarest term, $31
+// and $32 stem prefixes, $33 and $34 stem edit variants (each with the
+// 1-based index of its word).
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -136,6 +141,15 @@ fuzzy_words AS (
 	SELECT m.i, w.term FROM missing m
 	JOIN unnest($3::int[], $4::text[]) AS v (i, word) ON v.i = m.i
 	JOIN selmem_words w ON w.word = v.word
+	WHERE octet_length(m.word) >= $25
+	UNION
+	SELECT m.i, w.term FROM missing m
+	JOIN unnest($31::int[], $32::text[]) AS sp (i, prefix) ON sp.i = m.i
+	JOIN selmem_words w ON w.word ~>=~ sp.prefix AND w.word ~<~ (sp.prefix || chr(1114111)) AND w.word <> m.word
+	WHERE octet_length(m.word) >= $25
+	UNION
+	SELECT m.i, sv.term FROM missing m
+	JOIN unnest($33::int[], $34::text[]) AS sv (i, term) ON sv.i = m.i
 	WHERE octet_length(m.word) >= $25
 ),
 fuzzy AS (
@@ -280,17 +294,27 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	}
 	words, terms := []string{}, []string{}
 	vidx, variants := []int32{}, []string{}
+	pidx, prefixes := []int32{}, []string{}
+	sidx, stemVariants := []int32{}, []string{}
 	memstore.TermWords(cleanText(q.Text), func(word, term string) {
 		if slices.Contains(words, word) {
 			return
 		}
 		words = append(words, word)
 		terms = append(terms, term)
-		if len(word) >= fuzzyMinLen {
-			for _, v := range memstore.EditVariants(word) {
-				vidx = append(vidx, int32(len(words)))
-				variants = append(variants, v)
-			}
+		if len(word) < fuzzyMinLen {
+			return
+		}
+		i := int32(len(words))
+		for _, v := range memstore.EditVariants(word) {
+			vidx, variants = append(vidx, i), append(variants, v)
+		}
+		// The word's own prefix is searched as $1; its stem's beside it.
+		for _, p := range memstore.TypoPrefixes(word, fuzzyMinLen)[1:] {
+			pidx, prefixes = append(pidx, i), append(prefixes, p)
+		}
+		for _, v := range memstore.TypoStemVariants(word) {
+			sidx, stemVariants = append(sidx, i), append(stemVariants, v)
 		}
 	})
 	vec := vectorArg(q.Vector)
@@ -300,7 +324,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones, seedPool(cand), ix.rarestPool()}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by their upper

@@ -184,31 +184,6 @@ func wantTextScores(chunks []memstore.Chunk, query []string, rk memstore.Ranking
 	return out
 }
 
-// TestSearch_TypoOfInflection checks typo tolerance beyond one edit of
-// the word: a query word no chunk holds finds the indexed words its stem
-// begins, and the terms one edit from its stem.
-func TestSearch_TypoOfInflection(t *testing.T) {
-	ctx := context.Background()
-	idx := indexTexts(t, map[string]string{
-		"/memories/org/visitor.md": "Each visitor gets a hashed cookie id.",
-		"/memories/org/segment.md": "Every customer has one segment: retail or wholesale.",
-		"/memories/org/other.md":   "Invoices are archived after ten years.",
-	})
-	tests := []struct{ query, want string }{
-		{"visits", "/memories/org/visitor.md"},    // stem "visit" begins "visitor"
-		{"segmentts", "/memories/org/segment.md"}, // stem "segmentt" is one edit from "segment"
-	}
-	for _, tt := range tests {
-		hits, err := idx.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: tt.query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1 {
-			t.Errorf("%q: hits %v, want %s first by full text", tt.query, hits, tt.want)
-		}
-	}
-}
-
 // indexTexts opens an index holding one org note per path of texts.
 func indexTexts(t *testing.T, texts map[string]string) *sqliteindex.Index {
 	t.Helper()
