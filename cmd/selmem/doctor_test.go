@@ -26,6 +26,23 @@ func doctorHome(t *testing.T) string {
 	return home
 }
 
+// commitWithoutIndex commits a note through a store opened without an
+// index, leaving the embedded index one commit behind.
+func commitWithoutIndex(t *testing.T, home string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := memstore.Open(ctx, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/memories/notes/behind.md", "# Written without the index\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // doctorLine returns the report's line for check, failing when it is
 // missing.
 func doctorLine(t *testing.T, stdout, check string) string {
@@ -57,17 +74,7 @@ func TestCLI_DoctorHealthy(t *testing.T) {
 // does not catch the index up itself.
 func TestCLI_DoctorStaleIndex(t *testing.T) {
 	home := doctorHome(t)
-	ctx := context.Background()
-	s, err := memstore.Open(ctx, home, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Create(ctx, "/memories/notes/behind.md", "# Written without the index\n", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	commitWithoutIndex(t, home)
 	for range 2 { // the second run sees the same: doctor changed nothing
 		code, stdout, _ := cli(t, home, "", "doctor")
 		l := doctorLine(t, stdout, "index (embedded)")

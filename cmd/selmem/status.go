@@ -138,37 +138,35 @@ func (r *statusReport) print(w io.Writer) {
 	fmt.Fprintf(w, "%-8s %s\n", "home", r.Home)
 	fmt.Fprintf(w, "%-8s main at %s\n", "branch", shortHash(r.Head))
 	if rm := r.Remote; rm != nil {
-		var state string
-		switch {
-		case rm.Error != "":
-			state = "unreachable: " + rm.Error
-		case rm.Head == "":
-			state = "the branch does not exist there yet"
-		case rm.Behind == 0:
-			state = "at " + shortHash(rm.Head) + ", this replica is up to date"
-		case rm.Behind < 0:
-			state = "at " + shortHash(rm.Head) + ", not fetched yet: this replica is behind"
-		default:
-			state = fmt.Sprintf("at %s, this replica is %d commit(s) behind", shortHash(rm.Head), rm.Behind)
-		}
+		state := lagState(rm.Error, rm.Head, rm.Behind, lagWords{failed: "unreachable", none: "the branch does not exist there yet",
+			current: "this replica is up to date", unknown: "not fetched yet: this replica is behind", behind: "this replica is %d commit(s) behind"})
 		fmt.Fprintf(w, "%-8s %s (%s) %s\n", "remote", rm.URL, rm.Branch, state)
 	}
 	for _, ix := range r.Indexes {
-		var state string
-		switch {
-		case ix.Error != "":
-			state = "unreadable: " + ix.Error
-		case ix.Commit == "":
-			state = "empty"
-		case ix.Behind == 0:
-			state = "at " + shortHash(ix.Commit) + ", current"
-		case ix.Behind < 0:
-			state = "at " + shortHash(ix.Commit) + ", not in the local history (ahead of this replica, or rebuilt on its next open)"
-		default:
-			state = fmt.Sprintf("at %s, %d commit(s) behind", shortHash(ix.Commit), ix.Behind)
-		}
+		state := lagState(ix.Error, ix.Commit, ix.Behind, lagWords{failed: "unreadable", none: "empty",
+			current: "current", unknown: "not in the local history (ahead of this replica, or rebuilt on its next open)", behind: "%d commit(s) behind"})
 		fmt.Fprintf(w, "%-8s %s %s\n", "index", ix.Backend, state)
 	}
+}
+
+// lagWords say how a copy of the memory (the remote's branch, an index)
+// stands against the local branch; behind is a format taking the count.
+type lagWords struct{ failed, none, current, unknown, behind string }
+
+// lagState describes a copy at commit, behind commits behind the local
+// branch (-1 unknown), or the error that kept it from being read.
+func lagState(errText, commit string, behind int, w lagWords) string {
+	switch {
+	case errText != "":
+		return w.failed + ": " + errText
+	case commit == "":
+		return w.none
+	case behind == 0:
+		return "at " + shortHash(commit) + ", " + w.current
+	case behind < 0:
+		return "at " + shortHash(commit) + ", " + w.unknown
+	}
+	return "at " + shortHash(commit) + ", " + fmt.Sprintf(w.behind, behind)
 }
 
 // shortHash abbreviates a commit hash for people.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/selmem/selmem/internal/pgtest"
-	"github.com/selmem/selmem/memstore"
 )
 
 // statusJSON runs selmem status --json with the environment env.
@@ -45,7 +43,6 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // same lag).
 func TestCLI_Status(t *testing.T) {
 	home := doctorHome(t)
-	ctx := context.Background()
 	memDir := filepath.Join(home, "memory")
 	head := gitOut(t, memDir, "rev-parse", "main")
 
@@ -58,16 +55,7 @@ func TestCLI_Status(t *testing.T) {
 	}
 
 	// A commit made without the index: one behind, twice.
-	s, err := memstore.Open(ctx, home, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Create(ctx, "/memories/notes/behind.md", "# Written without the index\n", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	commitWithoutIndex(t, home)
 	for range 2 {
 		if got := statusJSON(t, home).Indexes[0].Behind; got != 1 {
 			t.Fatalf("index behind = %d, want 1", got)
