@@ -67,3 +67,40 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBinding checks that any binding.yaml (a model may write one) is
+// parsed or refused without a panic, and that an accepted view aggregate
+// applies to data of the binding's columns, giving one column per group
+// key and measure.
+func FuzzParseBinding(f *testing.F) {
+	for _, s := range []string{
+		"connector: sales\ncolumns: [{name: region, type: string}, {name: amount, type: number}]\n",
+		"connector: sales\ncolumns: [{name: region, type: string}, {name: amount, type: number}]\nview: {aggregate: {group_by: [region], measures: [{col: amount, fn: sum}, {fn: count, as: orders}], limit: 2}}\n",
+		"connector: sales\ncolumns: [{name: a, type: integer}]\nview: {aggregate: {measures: [{col: a, fn: mean}]}}\n",
+		"connector: x\nview: {aggregate: {group_by: [a, a], measures: []}}\n",
+		"connector: ../x\n", "{}", "- [", "view: 1\n",
+	} {
+		f.Add(s, "1.5")
+	}
+	f.Fuzz(func(t *testing.T, doc, cell string) {
+		b, err := ParseBinding([]byte(doc))
+		if err != nil || b.View == nil || b.View.Aggregate == nil {
+			return
+		}
+		a := b.View.Aggregate
+		fr := newFrame(b.Columns, 3)
+		for c := range b.Columns {
+			for r := range 3 {
+				fr.Values[c] = append(fr.Values[c], []string{cell, "2", ""}[r])
+				fr.Null[c] = append(fr.Null[c], r == 2)
+			}
+		}
+		out, _, err := a.Apply(fr)
+		if err != nil {
+			return // e.g. text in a number column
+		}
+		if want := len(a.GroupBy) + len(a.Measures); len(out.Columns) != want {
+			t.Fatalf("%d columns out, want %d (group keys and measures)", len(out.Columns), want)
+		}
+	})
+}
