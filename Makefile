@@ -61,15 +61,10 @@ vet:
 bench:
 	bench/run.sh
 
-# fuzz runs every fuzz target for FUZZTIME each.
+# fuzz runs every fuzz target for FUZZTIME each (scripts/fuzz.sh finds them).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./memstore -run '^$$' -fuzz FuzzStore_StrReplaceInsert -fuzztime $(FUZZTIME)
-	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzPath -fuzztime $(FUZZTIME)
-	$(GO) test ./memstore/gate -run '^$$' -fuzz FuzzFrontMatter -fuzztime $(FUZZTIME)
-	$(GO) test ./refresh/lint -run '^$$' -fuzz FuzzProgram -fuzztime $(FUZZTIME)
-	$(GO) test ./refresh -run '^$$' -fuzz FuzzValueType -fuzztime $(FUZZTIME)
-	$(GO) test ./refresh -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME)
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # release-check validates .goreleaser.yaml, builds the snapshot archives
 # into dist/ and checks that go install @version reports that version. Slow
