@@ -2,15 +2,10 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"time"
 )
 
 // Status is what Inspect found: the memory's identity and branch, and
@@ -56,9 +51,13 @@ func Inspect(ctx context.Context, home string, remote *Remote) (Status, error) {
 	if remote == nil {
 		return st, nil
 	}
-	rh := &RemoteHead{URL: remote.URL, Branch: remoteBranch(remote), Behind: -1}
+	r, err := newReplica(*remote, slog.New(slog.DiscardHandler), time.Now)
+	if err != nil {
+		return st, err
+	}
+	rh := &RemoteHead{URL: remote.URL, Branch: r.cfg.Branch, Behind: -1}
 	st.Remote = rh
-	h, err := lsRemote(ctx, remote.URL, rh.Branch)
+	h, err := r.remoteHead(ctx)
 	if err != nil {
 		rh.Err = err
 		return st, nil
@@ -77,29 +76,4 @@ func Inspect(ctx context.Context, home string, remote *Remote) (Status, error) {
 		}
 	}
 	return st, nil
-}
-
-// remoteBranch is the remote's branch name, "main" by default.
-func remoteBranch(r *Remote) string {
-	if r.Branch == "" {
-		return "main"
-	}
-	return r.Branch
-}
-
-// lsRemote returns the commit the branch names at the repository url, the
-// zero hash when the branch does not exist there.
-func lsRemote(ctx context.Context, url, name string) (plumbing.Hash, error) {
-	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
-	refs, err := r.ListContext(ctx, &git.ListOptions{})
-	if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
-		return plumbing.ZeroHash, err
-	}
-	want := plumbing.NewBranchReferenceName(name)
-	for _, ref := range refs {
-		if ref.Name() == want {
-			return ref.Hash(), nil
-		}
-	}
-	return plumbing.ZeroHash, nil
 }
