@@ -203,18 +203,12 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any)
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", name, err)
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
 	var sc map[string]any
 	if res.StructuredContent != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
 		_ = json.Unmarshal(raw, &sc)
 	}
-	return text.String(), sc, res.IsError
+	return resultText(res), sc, res.IsError
 }
 
 // commits counts the commits on main in home's memory repository.

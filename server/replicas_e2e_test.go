@@ -77,12 +77,6 @@ func toolCall(ctx context.Context, cs *mcp.ClientSession, name string, args map[
 	if err != nil {
 		return "", "", false, err
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
 	var out struct {
 		Commit string `json:"commit"`
 	}
@@ -90,7 +84,7 @@ func toolCall(ctx context.Context, cs *mcp.ClientSession, name string, args map[
 		raw, _ := json.Marshal(res.StructuredContent)
 		_ = json.Unmarshal(raw, &out)
 	}
-	return b.String(), out.Commit, res.IsError, nil
+	return resultText(res), out.Commit, res.IsError, nil
 }
 
 // ack is a write a replica acknowledged.
