@@ -31,8 +31,11 @@ func NewCounter() (*Counter, error) {
 	return counter, counterErr
 }
 
-// Count returns the number of cl100k_base tokens in s.
-func (c *Counter) Count(s string) int { return len(c.enc.Encode(s, nil, nil)) }
+// Count returns the number of cl100k_base tokens in s. Text that looks
+// like a special token ("<|endoftext|>") counts as ordinary text, as it
+// does in a prompt; the encoder's ordinary path skips the search for
+// special tokens, which took over half the time.
+func (c *Counter) Count(s string) int { return len(c.enc.EncodeOrdinary(s)) }
 
 // Tokens counts cl100k_base tokens in s. It panics only if the embedded
 // encoding cannot be loaded, which is a build defect.
