@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // Frame is a data set held by column: the snapshot's values as text, the
@@ -19,27 +21,62 @@ type Frame struct {
 	Null   [][]bool
 }
 
-// FrameOf copies t's data into a Frame. Text is interned per column, so a
-// column of few distinct values holds each once.
+// FrameOf copies t's data into a Frame. A text column's values are
+// slices of one copy of its Arrow value buffer (the table's buffers are
+// released), so the copy costs one allocation per column and batch, not
+// one per cell; other columns are formatted cell by cell, interned so
+// that a column of few distinct values holds each once.
 func FrameOf(t *Table) *Frame {
-	f := newFrame(t.Columns, int(t.Rows))
-	interned := make([]map[string]string, len(t.Columns))
-	for i := range interned {
-		interned[i] = map[string]string{}
+	f := &Frame{Columns: t.Columns, Rows: t.Rows, Values: make([][]string, len(t.Columns)), Null: make([][]bool, len(t.Columns))}
+	for c := range t.Columns {
+		f.Values[c] = make([]string, t.Rows)
+		f.Null[c] = make([]bool, t.Rows)
 	}
+	interned := make([]map[string]string, len(t.Columns))
+	at := 0
 	for _, b := range t.batches {
+		n := int(b.NumRows())
 		for c, a := range b.Columns() {
-			for r := 0; r < int(b.NumRows()); r++ {
-				s, null := cell(a, r)
-				if !null {
-					s = intern(interned[c], s)
+			values, null := f.Values[c][at:at+n], f.Null[c][at:at+n]
+			if s, ok := a.(*array.String); ok {
+				copyText(values, null, s)
+				continue
+			}
+			if interned[c] == nil {
+				interned[c] = map[string]string{}
+			}
+			for r := range n {
+				values[r], null[r] = cell(a, r)
+				if !null[r] {
+					values[r] = intern(interned[c], values[r])
 				}
-				f.Values[c] = append(f.Values[c], s)
-				f.Null[c] = append(f.Null[c], null)
 			}
 		}
+		at += n
 	}
 	return f
+}
+
+// copyText fills values and null from a, as cell reads them, with strings
+// that share one copy of a's value buffer.
+func copyText(values []string, null []bool, a *array.String) {
+	offsets := a.ValueOffsets()
+	if len(offsets) == 0 {
+		for r := range values {
+			null[r] = true
+		}
+		return
+	}
+	base := offsets[0]
+	text := string(a.ValueBytes())
+	for r := range values {
+		if a.IsNull(r) {
+			null[r] = true
+			continue
+		}
+		values[r] = text[offsets[r]-base : offsets[r+1]-base]
+		null[r] = isMissing(values[r])
+	}
 }
 
 // intern returns the copy of s held in m, adding one (the table's strings

@@ -3,6 +3,7 @@ package refresh
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,9 @@ func TestTable_JSON(t *testing.T) {
 			t.Errorf("snapshot holds a raw %q", bad)
 		}
 	}
+	if f := FrameOf(tab); string(f.JSON(nil)) != string(got) {
+		t.Errorf("FrameOf(table).JSON differs from the snapshot:\n%s", f.JSON(nil))
+	}
 	golden := filepath.Join("testdata", "awkward.json")
 	if *update {
 		os.WriteFile(golden, got, 0o644)
@@ -97,6 +101,42 @@ func TestTable_JSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+}
+
+// TestFrameOf_Batches checks that a frame of a table read in several
+// batches, with missing values in text and number columns, holds what
+// the snapshot holds.
+func TestFrameOf_Batches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,region,amount\n")
+	const rows = 70_000 // more than one batch of the CSV reader
+	for i := range rows {
+		region := []string{"EMEA", "", "AMER", "NA", "APAC \u00e9"}[i%5]
+		amount := fmt.Sprintf("%d.%02d", i%997, i%100)
+		if i%11 == 0 {
+			amount = ""
+		}
+		fmt.Fprintf(&b, "%d,%s,%s\n", i, region, amount)
+	}
+	p := filepath.Join(t.TempDir(), "rows.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Load(context.Background(), profiler.FileSource{Path: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Release()
+	if len(tab.batches) < 2 {
+		t.Fatalf("the table has %d batch(es); the test needs several", len(tab.batches))
+	}
+	f := FrameOf(tab)
+	if f.Rows != rows || len(f.Values[1]) != rows || f.Values[1][2] != "AMER" || !f.Null[1][1] || !f.Null[1][3] || !f.Null[2][0] {
+		t.Errorf("frame: %d rows, row 2 region %q, nulls %v %v %v", f.Rows, f.Values[1][2], f.Null[1][1], f.Null[1][3], f.Null[2][0])
+	}
+	if got, want := f.JSON(nil), tab.JSON(); string(got) != string(want) {
+		t.Errorf("FrameOf(table).JSON differs from the snapshot (%d and %d bytes)", len(got), len(want))
 	}
 }
 
