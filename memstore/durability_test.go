@@ -310,8 +310,20 @@ func TestStore_InterruptedWriteIsRepairedByTheNextWriter(t *testing.T) {
 	if got, _, err := b.Read(context.Background(), "/memories/notes/a.md"); err != nil || string(got) != "a\n" {
 		t.Errorf("after the next write, a.md = %q, %v; want it restored", got, err)
 	}
-	if _, err := os.Stat(filepath.Join(a.Dir(), ".git", "selmem-pending")); !os.IsNotExist(err) {
-		t.Errorf("journal left behind: %v", err)
+	waitSettled(t, a.Dir())
+}
+
+// waitSettled waits until the memory at dir has no write journal: the
+// last write's working files are flushed and nothing is left to repair.
+func waitSettled(t *testing.T, dir string) {
+	t.Helper()
+	journal := filepath.Join(dir, ".git", "selmem-pending")
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(journal); err == nil; _, err = os.Stat(journal) {
+		if time.Now().After(deadline) {
+			t.Fatal("a write journal is left behind: the last write's working files were never settled")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -431,6 +443,49 @@ func BenchmarkStore_WriteDurability(b *testing.B) {
 				lat = append(lat, time.Since(start))
 			}
 			lat.report(b)
+		})
+	}
+}
+
+// TestStore_WorkingFilesSettle writes through one store, and through two
+// stores on one home in turns, each write's working files flushed after
+// the write returns: the journal goes once they are, and the work tree
+// ends equal to HEAD, with no journal left.
+func TestStore_WorkingFilesSettle(t *testing.T) {
+	for _, stores := range []int{1, 2} {
+		t.Run(fmt.Sprintf("stores=%d", stores), func(t *testing.T) {
+			home := t.TempDir()
+			var all []*memstore.Store
+			for range stores {
+				s, err := openPlain(t, home, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, s)
+			}
+			ctx := context.Background()
+			for i := range 12 {
+				s := all[i%stores]
+				p := fmt.Sprintf("/memories/notes/n%02d.md", i%5)
+				if i < 5 {
+					mustCreate(t, s, p, fmt.Sprintf("v%d\n", i))
+				} else if i%4 == 3 {
+					if _, err := s.Delete(ctx, p, nil); err != nil && !errors.Is(err, memstore.ErrNotFound) {
+						t.Fatal(err)
+					}
+				} else if _, err := s.Put(ctx, map[string]string{p: fmt.Sprintf("v%d\n", i)}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitSettled(t, all[0].Dir())
+			for _, s := range all {
+				if err := s.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := gitIn(t, all[0].Dir(), "status", "--porcelain"); got != "" {
+				t.Errorf("the work tree differs from HEAD:\n%s", got)
+			}
 		})
 	}
 }

@@ -182,11 +182,7 @@ func (s *Store) fastForward(ctx context.Context, head *object.Commit, to plumbin
 		_ = os.Remove(s.journalPath())
 		return nil, fmt.Errorf("fast-forward: %w", err)
 	}
-	if err := s.applyWorking(changes); err != nil {
-		s.log.Error("update working files", logKeyCommit, to.String(), logKeyErr, err)
-	} else if err := os.Remove(s.journalPath()); err != nil {
-		s.log.Warn("remove the write journal", logKeyErr, err)
-	}
+	s.updateWorking(to, changes)
 	s.stageLater()
 	s.syncMirrors(ctx)
 	paths := make([]string, len(changes))

@@ -144,6 +144,7 @@ type Store struct {
 	acls      aclCache         // workspaces' ACLs, per tree
 	id        string           // the memory's identity (ID), set by Open
 	remote    *replica         // the shared remote; nil without one
+	unsettled unsettledWrite   // the last write's working files, not yet flushed
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -463,6 +464,7 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 		return err
 	}
 	defer s.lock.release()
+	s.settle()
 	if err := s.repairWorking(); err != nil {
 		return fmt.Errorf("repair after an interrupted write: %w", err)
 	}
@@ -914,11 +916,7 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 	// From here on the write is acknowledged by git; the working files and
 	// the index follow, and the next writer or Open repairs both if the
 	// process dies first.
-	if err := s.applyWorking(changes); err != nil {
-		s.log.Error("update working files", logKeyCommit, next.String(), logKeyErr, err)
-	} else if err := os.Remove(s.journalPath()); err != nil {
-		s.log.Warn("remove the write journal", logKeyErr, err)
-	}
+	s.updateWorking(next, changes)
 	s.stageLater()
 	s.noteSizes(head.Hash, next, deltas, changes)
 	for i, m := range s.mirrors {
@@ -1013,7 +1011,11 @@ func (s *Store) repairWorking() error {
 		}
 		s.pruneEmpty(path.Dir(rel))
 	}
-	if err := s.applyWorking(changes); err != nil {
+	written, err := s.applyWorking(changes)
+	if err == nil && s.git.sync {
+		err = syncAll(written)
+	}
+	if err != nil {
 		return err
 	}
 	s.stageLater()
@@ -1021,36 +1023,110 @@ func (s *Store) repairWorking() error {
 	return os.Remove(s.journalPath())
 }
 
-// applyWorking brings the working files in line with changes. Files are
-// replaced by rename, so a concurrent reader sees the old or the new content.
-// A durable store flushes them before the journal that covers them goes.
-func (s *Store) applyWorking(changes []change) error {
-	var written []string // files and directories to flush
+// unsettledWrite is a write whose working files are written but not yet
+// flushed: its journal stays until they are (see updateWorking).
+type unsettledWrite struct {
+	commit plumbing.Hash
+	paths  []string // files and directories to flush
+}
+
+// updateWorking brings the working files in line with commit, now HEAD,
+// and lets the journal that covers them go. In a durable store the
+// files' flush, and the journal's removal after it, wait for the next
+// write or a moment later (settle), so the write is not held up by them:
+// if the process dies first, the journal repairs the files. A file that
+// could not be written keeps the journal for the next writer to repair.
+// Callers hold mu and the repository lock.
+func (s *Store) updateWorking(commit plumbing.Hash, changes []change) {
+	written, err := s.applyWorking(changes)
+	switch {
+	case err != nil:
+		s.log.Error("update working files", logKeyCommit, commit.String(), logKeyErr, err)
+	case s.git.sync:
+		s.unsettled = unsettledWrite{commit: commit, paths: written}
+		go s.settleSoon()
+	default:
+		if err := os.Remove(s.journalPath()); err != nil {
+			s.log.Warn("remove the write journal", logKeyErr, err)
+		}
+	}
+}
+
+// settleSoon settles the last write when no write has done it first.
+func (s *Store) settleSoon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.unsettled.commit.IsZero() {
+		return
+	}
+	if err := s.lock.acquire(context.Background()); err != nil {
+		return // the next write or Open settles it
+	}
+	defer s.lock.release()
+	s.settle()
+}
+
+// settle flushes the last write's working files and removes its journal.
+// When the journal is no longer that write's, another process has
+// repaired the files (and flushed them) under the repository lock since.
+// A flush that fails keeps the journal, which the caller's repair then
+// replays. Callers hold mu and the repository lock.
+func (s *Store) settle() {
+	u := s.unsettled
+	if u.commit.IsZero() {
+		return
+	}
+	s.unsettled = unsettledWrite{}
+	if j, ok := s.readJournal(); !ok || j.commit != u.commit {
+		return
+	}
+	if err := syncAll(u.paths); err != nil {
+		s.log.Warn("flush the working files; they are repaired from the journal", logKeyCommit, u.commit.String(), logKeyErr, err)
+		return
+	}
+	if err := os.Remove(s.journalPath()); err != nil {
+		s.log.Warn("remove the write journal", logKeyErr, err)
+	}
+}
+
+// applyWorking brings the working files in line with changes and returns
+// the files and directories it wrote, for the caller to flush. Files are
+// replaced by rename, so a concurrent reader sees the old or the new
+// content.
+func (s *Store) applyWorking(changes []change) ([]string, error) {
+	var written []string
 	for _, c := range changes {
 		p := s.abs(c.Path)
 		if c.Delete {
 			if err := os.RemoveAll(p); err != nil {
-				return err
-			}
-			if s.git.sync {
-				_ = syncDir(filepath.Dir(p)) // it may be pruned next
+				return nil, err
 			}
 			s.pruneEmpty(path.Dir(c.Path))
+			written = append(written, s.existingDir(filepath.Dir(p)))
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		if err := fsutil.WriteAtomic(p, c.Content, false); err != nil {
-			return err
+			return nil, err
 		}
 		written = append(written, p, filepath.Dir(p))
 	}
-	if s.git.sync {
-		slices.Sort(written)
-		return syncAll(slices.Compact(written))
+	slices.Sort(written)
+	return slices.Compact(written), nil
+}
+
+// existingDir is dir or, when pruning removed it, its nearest ancestor
+// that still exists: the directory whose entries changed.
+func (s *Store) existingDir(dir string) string {
+	for dir != s.dir && len(dir) > len(s.dir) {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		dir = filepath.Dir(dir)
 	}
-	return nil
+	return s.dir
 }
 
 // pruneEmpty removes empty directories from rel up to the root, as git does
