@@ -163,7 +163,8 @@ func (p *TableProfile) Markdown(budget int) string {
 	}
 	out := p.assemble(plans, samples, cut)
 	// token counts of lines do not quite add up: trim until the whole fits
-	for Tokens(out) > budget {
+	n := Tokens(out)
+	for n > budget {
 		if samples > 0 {
 			samples--
 		} else if !dropLast(plans, protect) {
@@ -171,8 +172,9 @@ func (p *TableProfile) Markdown(budget int) string {
 		}
 		cut = true
 		out = p.assemble(plans, samples, cut)
+		n = Tokens(out)
 	}
-	if !protect && Tokens(out) > budget {
+	if !protect && n > budget {
 		return p.minimal()
 	}
 	return out

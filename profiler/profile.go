@@ -359,8 +359,21 @@ func valueString(a arrow.Array, i int) string {
 func (p *profileRun) finish() *TableProfile {
 	tp := &TableProfile{Rows: p.nrows}
 	names := make([]string, len(p.cols))
+	// Columns finish independently (sorting their counts is most of it),
+	// as many at a time as there are processors.
+	finished := make([]*ColumnProfile, len(p.cols))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
 	for i, c := range p.cols {
-		cp := c.finish()
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			finished[i] = c.finish()
+		})
+	}
+	wg.Wait()
+	for i, c := range p.cols {
+		cp := finished[i]
 		if cls := findSensitive(cp.Name); cls != ClassNone && cls != ClassName {
 			// a header that is data (a JSON object keyed by emails)
 			cp.Name = "column_" + strconv.Itoa(i+1)
