@@ -75,9 +75,13 @@ type Query struct {
 	Now            time.Time
 	Limit          int // number of fused hits to return; backends treat <= 0 as 10
 	Candidates     int // depth of each ranking before fusion; <= 0 means max(50, 4*Limit)
-	// MinSimilarity is the relevance floor: when no chunk matches a term of
-	// Text, a chunk is a hit only when its vector similarity to Vector is
-	// at least this.
+	// MinSimilarity is the relevance floor. When no chunk the principal
+	// may read (Filter, whatever Workspace, Scope and Types) holds a term
+	// of Text or of its typo variants, the query is nothing the memory
+	// knows, and a chunk is a hit only when its vector similarity to
+	// Vector is at least this. A query whose words the memory holds, if
+	// only outside the searched workspace, scope or types, keeps its
+	// vector hits whatever their similarity.
 	MinSimilarity float64
 	Filter        access.Filter // what the principal may read; the zero value: org and other paths only
 }

@@ -54,6 +54,11 @@ func TestStore_Search(t *testing.T) {
 			has: []string{"/memories/workspaces/sales/notes/old.md", "/memories/workspaces/sales/notes/temp.md"}},
 		{name: "nothing matched", req: memstore.SearchRequest{Query: "xylophone quasar"}, none: true},
 		{name: "nothing matched, nonsense words", req: memstore.SearchRequest{Query: "blorfix zantrop"}, none: true},
+		{name: "nothing matched in a workspace", req: memstore.SearchRequest{Query: "xylophone quasar", Workspace: "ops"}, none: true},
+		// The memory knows "retention", if not in ops: ops's nearest
+		// sections by vector are hits, however far.
+		{name: "words held only in another workspace", req: memstore.SearchRequest{Query: "retention xylophone", Workspace: "ops"},
+			has: []string{"/memories/workspaces/ops/task.md"}, not: []string{"/memories/workspaces/sales/task.md"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

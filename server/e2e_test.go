@@ -302,6 +302,8 @@ func steps() []step {
 			exact: "Error: The path " + task + " does not exist"},
 		{name: "search", tool: "memory_search", args: map[string]any{"query": "euros amounts", "workspace": "sales"},
 			want: []string{"/memories/workspaces/sales/rules.md:1-"}},
+		{name: "search nothing matched", tool: "memory_search", args: map[string]any{"query": "xylophone quasar"},
+			want: []string{"No memory matched the query"}},
 		{name: "search empty query", tool: "memory_search", args: map[string]any{"query": "  "}, isError: true,
 			want: []string{"query is empty"}},
 		{name: "search bad limit", tool: "memory_search", args: map[string]any{"query": "x", "limit": 1000}, isError: true,

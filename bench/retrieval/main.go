@@ -4,7 +4,9 @@
 // through the real store with the embedded index, runs every query through
 // memstore.Store.Search (the path of memory_search and `selmem search`),
 // and prints recall@1/5/10, MRR and nDCG@10 per set and query class, the
-// share of nonsense queries that return any hit, and search latency. A
+// share of nonsense queries that return any hit, the labelled queries the
+// relevance floor loses (a top-10 relevant hit the no-floor variant finds,
+// counted and listed for the first variant), and search latency. A
 // BM25-only baseline over the same chunks (SQLite FTS5, porter stemmer,
 // stop words removed, OR of the remaining words) runs in the same
 // process, so every ranking is measured against it.
@@ -163,11 +165,39 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 		return fmt.Errorf("baseline: %w", err)
 	}
 	reports = append([]report{base}, reports...)
-	printReports(out, set.Queries, reports)
+	ref, err := floorReference(ctx, home, dbPath, set, reports, log)
+	if err != nil {
+		return fmt.Errorf("variant %s: %w", noFloor, err)
+	}
+	printReports(out, set.Queries, reports, ref)
+	if ref != nil {
+		printLosers(out, set.Queries, reports[1], *ref)
+	}
 	if cfg.perQuery != "" && len(reports) > 1 {
 		return writePerQuery(cfg.perQuery, set, reports[1], reports[0])
 	}
 	return nil
+}
+
+// noFloor is the variant without a relevance floor, against which the
+// report counts the labelled queries a floor loses.
+const noFloor = "no-floor"
+
+// floorReference returns the report of the no-floor variant, running it
+// when reports lack it, or nil when the set has no nonsense query.
+func floorReference(ctx context.Context, home, dbPath string, set devset.Set, reports []report, log *slog.Logger) (*report, error) {
+	if !slices.ContainsFunc(set.Queries, func(q devset.Query) bool { return q.Class == "nonsense" }) {
+		return nil, nil
+	}
+	if k := slices.IndexFunc(reports, func(r report) bool { return r.name == noFloor }); k >= 0 {
+		return &reports[k], nil
+	}
+	v, _ := variantByName(noFloor)
+	r, err := evalVariant(ctx, home, dbPath, v, set, log)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // commitFiles writes files into a new git repository at dir and commits
@@ -352,8 +382,10 @@ func summarise(rs []result) metrics {
 }
 
 // printReports prints, per group (all labelled queries, each set, each
-// class), one line per ranking.
-func printReports(out io.Writer, qs []devset.Query, reports []report) {
+// class), one line per ranking; for the nonsense queries the share
+// returning any hit and, when ref (the no-floor variant) is given, the
+// labelled queries losing a relevant hit against it (lost).
+func printReports(out io.Writer, qs []devset.Query, reports []report, ref *report) {
 	type group struct {
 		name string
 		idx  []int
@@ -393,21 +425,8 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 		return cmp.Or(cmp.Compare(rank(a.name), rank(b.name)), strings.Compare(a.name, b.name))
 	})
 	width := 0
-	ref := -1 // the report without a relevance floor, to count what a floor loses
-	for k, r := range reports {
+	for _, r := range reports {
 		width = max(width, len(r.name))
-		if r.name == "no-floor" {
-			ref = k
-		}
-	}
-	lost := func(r report) int {
-		n := 0
-		for i, res := range r.results {
-			if len(res.ranks) > 0 && res.recall(10) < reports[ref].results[i].recall(10) {
-				n++
-			}
-		}
-		return n
 	}
 	for _, g := range groups {
 		if g.name == "nonsense" {
@@ -423,8 +442,8 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 			m := summarise(rs)
 			if g.name == "nonsense" {
 				fmt.Fprintf(out, "  %-*s  %.3f", width, r.name, m.anyHits)
-				if ref >= 0 {
-					fmt.Fprintf(out, "  (labelled queries losing a top-10 relevant hit against no-floor: %d)", lost(r))
+				if ref != nil {
+					fmt.Fprintf(out, "  (labelled queries losing a top-10 relevant hit against %s: %d)", noFloor, len(lost(r, *ref)))
 				}
 				fmt.Fprintln(out)
 				continue
@@ -432,6 +451,45 @@ func printReports(out io.Writer, qs []devset.Query, reports []report) {
 			fmt.Fprintf(out, "  %-*s  %6.3f %6.3f %6.3f %6.3f %7.3f %8s %8s\n", width, r.name, m.r1, m.r5, m.r10, m.mrr, m.ndcg,
 				m.p50.Round(10*time.Microsecond), m.p99.Round(10*time.Microsecond))
 		}
+	}
+}
+
+// lost returns the indexes of the labelled queries that find fewer
+// relevant hits in their top 10 under r than under ref.
+func lost(r, ref report) []int {
+	var out []int
+	for i, res := range r.results {
+		if len(res.ranks) > 0 && res.recall(10) < ref.results[i].recall(10) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// maxLosers bounds the losing query texts printReports lists.
+const maxLosers = 20
+
+// printLosers lists the distinct texts of the labelled queries that r
+// loses against ref, most frequent first, with how many queries (one per
+// workspace searched) each stands for.
+func printLosers(out io.Writer, qs []devset.Query, r, ref report) {
+	idx := lost(r, ref)
+	if len(idx) == 0 {
+		return
+	}
+	count := map[string]int{}
+	var texts []string
+	for _, i := range idx {
+		t := qs[i].Class + ": " + qs[i].Text
+		if count[t] == 0 {
+			texts = append(texts, t)
+		}
+		count[t]++
+	}
+	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+	fmt.Fprintf(out, "\n%s: queries losing a top-10 relevant hit against %s (%d distinct)\n", r.name, ref.name, len(texts))
+	for _, t := range texts[:min(len(texts), maxLosers)] {
+		fmt.Fprintf(out, "  %3d  %s\n", count[t], t)
 	}
 }
 

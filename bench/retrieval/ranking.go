@@ -42,7 +42,7 @@ var variants = []variant{
 	{name: "k1-1.2", change: func(r *memstore.Ranking) { r.K1 = 1.2 }},
 	{name: "k1-0.6", change: func(r *memstore.Ranking) { r.K1 = 0.6 }},
 	{name: "previous-k1.2-b0.75-n0.3", change: func(r *memstore.Ranking) { r.K1, r.B, r.Neighbour = 1.2, 0.75, 0.3 }},
-	{name: "no-floor", change: func(*memstore.Ranking) {}, floor: -2},
+	{name: noFloor, change: func(*memstore.Ranking) {}, floor: -2},
 	{name: "floor-0.05", change: func(*memstore.Ranking) {}, floor: 0.05},
 	{name: "floor-0.1", change: func(*memstore.Ranking) {}, floor: 0.1},
 	{name: "floor-0.15", change: func(*memstore.Ranking) {}, floor: 0.15},

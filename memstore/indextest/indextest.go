@@ -39,6 +39,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"HitFields", testHitFields},
 		{"RRFFusion", testRRFFusion},
 		{"NothingMatched", testNothingMatched},
+		{"FloorScope", testFloorScope},
 		{"NeighbourShare", testNeighbourShare},
 		{"HostileQueries", testHostileQueries},
 		{"ConcurrentSearchDuringReplace", testConcurrent},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,8 +16,9 @@ import (
 // Search ranks the chunks passing q's filters by full text (BM25F over the
 // in-memory lexicon, see memstore.Ranking) and by similarity to q.Vector,
 // and fuses the two rankings with weighted reciprocal rank fusion. When no
-// chunk matches a word of the query, only chunks whose similarity reaches
-// q.MinSimilarity are hits. Ties are broken by path, then seq.
+// chunk the principal may read holds a word of the query, allowing for
+// typos, only chunks whose similarity reaches q.MinSimilarity are hits
+// (relevanceFloor). Ties are broken by path, then seq.
 func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
@@ -61,7 +63,7 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	if vec != nil && vw > 0 {
 		vecRanked = i.vecs.search(&f, vec, q.Candidates)
 	}
-	fused := fuse(textRanked, vecRanked, vw, q.MinSimilarity, q.Limit)
+	fused := fuse(textRanked, vecRanked, vw, relevanceFloor(q.MinSimilarity, terms), q.Limit)
 	return i.fetch(ctx, fused)
 }
 
@@ -166,6 +168,18 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 	return h
 }
 
+// relevanceFloor returns the similarity a vector-only hit needs: min
+// when the query is nothing the memory knows (no chunk the principal may
+// read holds a term of it or of its typo variants: terms is empty), no
+// floor otherwise. The query's words may then exist outside the searched
+// workspace, scope or types, and its vector ranks what is inside.
+func relevanceFloor(min float64, terms []queryTerm) float64 {
+	if len(terms) > 0 {
+		return math.Inf(-1)
+	}
+	return min
+}
+
 // fused is a hit with the row id to fetch its chunk by.
 type fused struct {
 	id  int64
@@ -176,8 +190,8 @@ type fused struct {
 // fuse combines the rankings with reciprocal rank fusion, the vector
 // ranking weighted by vectorWeight, and returns the best limit, highest
 // score first, ties broken by path then seq. When the full-text ranking is
-// empty (nothing matched a word of the query) only vector hits with a
-// similarity of at least floor remain: the relevance floor.
+// empty only vector hits with a similarity of at least floor remain: the
+// relevance floor (relevanceFloor).
 func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 	byID := make(map[int64]int, len(text)+len(vec))
 	var out []fused
