@@ -37,7 +37,8 @@ loopback address (127.0.0.1, ::1, localhost) is served, and every request
 acts as the local owner; --insecure-no-auth serves another address anyway,
 with a warning at every start.
 SIGINT or SIGTERM shuts down gracefully; every acknowledged write is already
-committed.`,
+committed. Unless GOGC or GOMEMLIMIT is set, the Go collector runs at GOGC
+400 with a soft memory limit of 1 GiB.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.serve(cmd.Context())
@@ -49,6 +50,7 @@ committed.`,
 }
 
 func (a *app) serve(ctx context.Context) error {
+	tuneGC()
 	log, logCloser, err := a.logger()
 	if err != nil {
 		return err
