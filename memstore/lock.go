@@ -49,6 +49,11 @@ func (l *repoLock) acquire(ctx context.Context) error {
 	return err
 }
 
+// tryAcquire takes the lock if no other process holds it, without waiting.
+func (l *repoLock) tryAcquire() bool {
+	return fsutil.Lock(context.Background(), l.f, 0) == nil
+}
+
 // release drops the lock.
 func (l *repoLock) release() { fsutil.Unlock(l.f) }
 

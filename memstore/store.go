@@ -1052,15 +1052,15 @@ func (s *Store) updateWorking(commit plumbing.Hash, changes []change) {
 	}
 }
 
-// settleSoon settles the last write when no write has done it first.
+// settleSoon settles the last write when no write has done it first. It
+// does not wait for another process's write (which holds the lock and
+// repairs the files from the journal), nor holds up this process's
+// searches while it would: the next write here settles it then.
 func (s *Store) settleSoon() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.unsettled.commit.IsZero() {
+	if s.closed || s.unsettled.commit.IsZero() || !s.lock.tryAcquire() {
 		return
-	}
-	if err := s.lock.acquire(context.Background()); err != nil {
-		return // the next write or Open settles it
 	}
 	defer s.lock.release()
 	s.settle()
