@@ -20,7 +20,7 @@ func Result(v *refresh.View) (Shown, error) {
 	if err != nil {
 		return Shown{}, err
 	}
-	shown.Data = string(data)
+	shown.Data = data
 	return shown, nil
 }
 
