@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -55,7 +54,7 @@ func TestApps_Aggregate(t *testing.T) {
 			Groups int `json:"groups"`
 		} `json:"aggregate"`
 	}
-	if err := json.Unmarshal(s.Data, &data); err != nil {
+	if err := json.Unmarshal([]byte(s.Data), &data); err != nil {
 		t.Fatalf("data: %v: %.300s", err, s.Data)
 	}
 	if got := fmt.Sprint(data.Columns); data.Rows != 4 || got != "[{region text} {amount number} {orders integer}]" || data.Agg.OfRows != 2000 || data.Agg.Groups != 4 {
@@ -90,7 +89,7 @@ func TestApps_Aggregate(t *testing.T) {
 	if got := toJSON(show.StructuredContent); !strings.Contains(got, `"aggregate":true`) || !strings.Contains(toJSON(show.Content), "shows its aggregate") {
 		t.Errorf("show_artifact: %s %s", got, toJSON(show.Content))
 	}
-	if _, s2 := resultView(t, show); !bytes.Equal(s2.Data, s.Data) {
+	if _, s2 := resultView(t, show); s2.Data != s.Data {
 		t.Error("show_artifact shows another aggregate")
 	}
 	view := readView(t, cs, appsDashView)
@@ -106,7 +105,7 @@ func TestApps_Aggregate(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("show_artifact: %v %v", err, res)
 		}
-		if _, s := resultView(t, res); !s.TooLarge || s.Aggregate || s.Data != nil || !strings.Contains(s.Program, "larger than this view") {
+		if _, s := resultView(t, res); !s.TooLarge || s.Aggregate || s.Data != "" || !strings.Contains(s.Program, "larger than this view") {
 			t.Errorf("view: too large %v, aggregate %v, %d bytes of data", s.TooLarge, s.Aggregate, len(s.Data))
 		}
 	})

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -101,7 +100,7 @@ type shown struct {
 	Rows       int64  `json:"rows"`
 	Program    string `json:"program"`
 	ProgramKey string `json:"program_key"`
-	Data       []byte `json:"data"`
+	Data       string `json:"data"`
 	Aggregate  bool   `json:"aggregate"`
 	Note       string `json:"note"`
 	TooLarge   bool   `json:"too_large"`
@@ -182,7 +181,7 @@ func TestApps_Negotiation(t *testing.T) {
 					Rows    int                           `json:"rows"`
 					Values  []json.RawMessage             `json:"values"`
 				}
-				if err := json.Unmarshal(s.Data, &data); err != nil || data.Rows != len(rows) || len(data.Values) != len(data.Columns) || len(data.Columns) != 4 {
+				if err := json.Unmarshal([]byte(s.Data), &data); err != nil || data.Rows != len(rows) || len(data.Values) != len(data.Columns) || len(data.Columns) != 4 {
 					t.Errorf("result data: %v, rows %d, %d columns, %d value lists", err, data.Rows, len(data.Columns), len(data.Values))
 				}
 				if strings.Contains(toJSON(res.Content)+toJSON(res.StructuredContent), `"values"`) {
@@ -195,7 +194,7 @@ func TestApps_Negotiation(t *testing.T) {
 				if err != nil || show.IsError {
 					t.Fatalf("show_artifact: %v %v", err, show)
 				}
-				if _, s2 := resultView(t, show); s2.Snapshot != s.Snapshot || !bytes.Equal(s2.Data, s.Data) {
+				if _, s2 := resultView(t, show); s2.Snapshot != s.Snapshot || s2.Data != s.Data {
 					t.Errorf("show_artifact shows snapshot %s, refresh_artifact %s", s2.Snapshot, s.Snapshot)
 				}
 

@@ -20,7 +20,7 @@ func Result(v *refresh.View) (Shown, error) {
 	if err != nil {
 		return Shown{}, err
 	}
-	shown.Data = data
+	shown.Data = string(data)
 	return shown, nil
 }
 

@@ -32,19 +32,6 @@
   var current = null;
   var seq = 0;
 
-  // bytes decodes view.data, the data's UTF-8 bytes in base64.
-  function bytes(data) {
-    if (Uint8Array.fromBase64) {
-      return Uint8Array.fromBase64(data);
-    }
-    var bin = atob(data);
-    var out = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) {
-      out[i] = bin.charCodeAt(i);
-    }
-    return out;
-  }
-
   function showNote(text) {
     note.textContent = text || "";
     note.hidden = !text;
@@ -61,10 +48,10 @@
     showNote(view.note);
     if (typeof view.data === "string" && current && current.ready && current.key === view.program_key && current.live !== false) {
       current.pending = view;
-      // The data goes as bytes whose buffer is transferred, not copied: a
-      // window's message holding a large string costs the receiving frame
-      // far more to read than the bytes cost to decode.
-      var data = bytes(view.data);
+      // The data goes as UTF-8 bytes whose buffer is transferred, not
+      // copied: a window's message holding a large string costs the
+      // receiving frame far more to read than encoding and decoding it.
+      var data = new TextEncoder().encode(view.data);
       frame.contentWindow.postMessage({ selmemView: "data", data: data, snapshot: view.snapshot || "", seq: ++seq }, "*", [data.buffer]);
       return;
     }
@@ -77,7 +64,7 @@
   function reload(view) {
     var html = view.program;
     if (typeof view.data === "string") {
-      var json = JSON.stringify(selmemExpand(JSON.parse(new TextDecoder().decode(bytes(view.data))))).replace(/</g, "\\u003c");
+      var json = JSON.stringify(selmemExpand(JSON.parse(view.data))).replace(/</g, "\\u003c");
       var snap = String(view.snapshot || "").replace(/[^0-9a-f]/g, "");
       html = html.split(POINT).join('<script type="application/json" id="selmem-data" data-snapshot="' + snap + '">' + json + "</" + "script>");
     } else {
