@@ -31,7 +31,8 @@ type View struct {
 	ProgramKey string
 	// Data is what the view injects: the current snapshot, or the
 	// binding's aggregate of it (Aggregate); nil when there is no data
-	// yet or when TooLarge.
+	// yet or when TooLarge, and when the snapshot has not been read
+	// because its data is held by column (see Injected).
 	Data []byte
 	// Aggregate, when not nil, says Data is the aggregate the binding
 	// declares, shown because the data exceeds the cap.
@@ -51,14 +52,29 @@ type View struct {
 	URL string
 
 	columnar func() ([]byte, error)
+	// snapshot reads the snapshot when Data was left out.
+	snapshot func() ([]byte, error)
 }
 
-// Columnar is Data encoded by column (Frame.Columnar), compact for a tool
-// result; nil when Data is nil. It is computed once per snapshot, from
-// the data a refresh of this process loaded or else from the snapshot.
+// HasData reports whether the view shows data (Data, read or not).
+func (v *View) HasData() bool { return v.Data != nil || v.snapshot != nil }
+
+// Injected is what the view injects: Data, the snapshot read when Data
+// was left out; nil when the view shows no data.
+func (v *View) Injected() ([]byte, error) {
+	if v.Data != nil || v.snapshot == nil {
+		return v.Data, nil
+	}
+	return v.snapshot()
+}
+
+// Columnar is the injected data encoded by column (Frame.Columnar),
+// compact for a tool result; nil when the view shows no data. It is
+// computed once per snapshot, from the data a refresh of this process
+// loaded or else from the snapshot.
 func (v *View) Columnar() ([]byte, error) {
 	switch {
-	case v.Data == nil:
+	case !v.HasData():
 		return nil, nil
 	case v.columnar == nil: // a View made by hand
 		f, err := DecodeFrame(v.Data)
@@ -110,22 +126,45 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		return v, nil
 	}
 	sha := b.Snapshot.SHA256
-	data, err := r.snaps.Get(sha)
-	if errors.Is(err, memstore.ErrNotFound) {
-		return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, sha[:12]),
-			"Refresh it with refresh_artifact to load current data.")
+	read := func() ([]byte, error) {
+		data, err := r.snaps.Get(sha)
+		if errors.Is(err, memstore.ErrNotFound) {
+			return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, sha[:12]),
+				"Refresh it with refresh_artifact to load current data.")
+		}
+		return data, err
 	}
-	if err != nil {
-		return nil, err
+	// A snapshot held by column is read only if its text is wanted (the
+	// view's document); a tool result encodes the columns.
+	var data []byte
+	size, held := r.views.size(sha)
+	if !held {
+		var err error
+		if data, err = read(); err != nil {
+			return nil, err
+		}
+		size = int64(len(data))
 	}
-	v.Bytes += int64(len(data))
-	frame := func() (*Frame, error) { return r.views.frame(sha, data) }
+	v.Bytes += size
+	frame := func() (*Frame, error) {
+		if data == nil {
+			d, err := read()
+			if err != nil {
+				return nil, err
+			}
+			data = d
+		}
+		return r.views.frame(sha, data)
+	}
 	if v.Bytes <= v.MaxBytes {
 		v.Data = data
+		if data == nil {
+			v.snapshot = read
+		}
 		v.columnar = func() ([]byte, error) { return r.views.encoded(sha, "", frame, nil) }
 		return v, nil
 	}
-	if b.View == nil || b.View.Aggregate == nil || int64(len(data)) > MaxAggregateBytes {
+	if b.View == nil || b.View.Aggregate == nil || size > MaxAggregateBytes {
 		v.TooLarge = true
 		return v, nil
 	}

@@ -67,16 +67,34 @@ func TestRefresher_View(t *testing.T) {
 	if string(v.Program) != want {
 		t.Errorf("program:\n%s\nwant\n%s", v.Program, want)
 	}
-	if v.Snapshot.SHA256 != res.Binding.Snapshot.SHA256 || !strings.Contains(string(v.Data), `"rows":3`) {
-		t.Errorf("data %s of snapshot %v", v.Data, v.Snapshot)
+	// The refresh left the data in memory by column: the view does not
+	// read the snapshot until its text is wanted.
+	data, err := v.Injected()
+	if err != nil || v.Data != nil || !v.HasData() {
+		t.Errorf("the snapshot was read (%d bytes) or cannot be (%v)", len(v.Data), err)
 	}
-	if v.URL != "http://localhost:8080/artifacts/sales/dash/" || v.Bytes != int64(len(v.Program)+len(v.Data)) {
+	if v.Snapshot.SHA256 != res.Binding.Snapshot.SHA256 || !strings.Contains(string(data), `"rows":3`) {
+		t.Errorf("data %s of snapshot %v", data, v.Snapshot)
+	}
+	if v.URL != "http://localhost:8080/artifacts/sales/dash/" || v.Bytes != int64(len(v.Program)+len(data)) {
 		t.Errorf("url %q, bytes %d", v.URL, v.Bytes)
+	}
+	if columnar, err := v.Columnar(); err != nil || !strings.Contains(string(columnar), `"rows":3,"values":[`) {
+		t.Errorf("by column: %s, %v", columnar, err)
+	}
+	// Another process (a new refresher) reads the snapshot.
+	fresh := New(f.r.store, f.r.snaps, &f.r.opts)
+	v2, err := fresh.View(t.Context(), "sales", "dash")
+	if err != nil || string(v2.Data) != string(data) || v2.Bytes != v.Bytes {
+		t.Errorf("read from the snapshot: %d bytes, %v", len(v2.Data), err)
+	}
+	if columnar, err := v2.Columnar(); err != nil || !strings.Contains(string(columnar), `"rows":3,"values":[`) {
+		t.Errorf("by column, from the snapshot: %s, %v", columnar, err)
 	}
 
 	f.r.opts.MaxViewBytes = v.Bytes - 1
 	v, err = f.r.View(t.Context(), "sales", "dash")
-	if err != nil || !v.TooLarge || v.Data != nil || v.Snapshot == nil {
+	if err != nil || !v.TooLarge || v.HasData() || v.Snapshot == nil {
 		t.Errorf("over the cap: %+v, %v", v, err)
 	}
 

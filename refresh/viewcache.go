@@ -17,6 +17,7 @@ type viewCache struct {
 
 type viewEntry struct {
 	sha     string
+	size    int64 // of the snapshot's text
 	frame   *Frame
 	encoded map[string][]byte // by aggregate ("" for the data itself)
 	aggs    map[string]*aggregated
@@ -38,7 +39,17 @@ func (c *viewCache) keep(sha string, size int64, frame func() *Frame, settings *
 	f := frame()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.put(&viewEntry{sha: sha, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
+	c.put(&viewEntry{sha: sha, size: size, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
+}
+
+// size returns the size of snapshot sha's text, when its data is cached.
+func (c *viewCache) size(sha string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.get(sha); e != nil {
+		return e.size, true
+	}
+	return 0, false
 }
 
 // put adds e, dropping the oldest entry beyond the limit. Callers hold mu.
@@ -82,7 +93,7 @@ func (c *viewCache) frame(sha string, data []byte) (*Frame, error) {
 	if e := c.get(sha); e != nil {
 		return e.frame, nil
 	}
-	c.put(&viewEntry{sha: sha, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
+	c.put(&viewEntry{sha: sha, size: int64(len(data)), frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
 	return f, nil
 }
 

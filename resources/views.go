@@ -68,7 +68,9 @@ func (r *Registry) handleView(ctx context.Context, req mcp.ReadResourceRequest) 
 		if err != nil {
 			return nil, r.fail(uri, err)
 		}
-		doc = r.docs.Artifact(v)
+		if doc, err = r.docs.Artifact(v); err != nil {
+			return nil, r.fail(uri, err)
+		}
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mcpapps.MIMEType, Text: string(doc), Meta: mcpapps.ResourceMeta()}}, nil
 }

@@ -25,13 +25,17 @@ func Result(v *refresh.View) (Shown, error) {
 }
 
 // Artifact is an artifact's view document: the page with its data
-// injected, or a notice.
-func Artifact(v *refresh.View) []byte {
+// injected, or a notice. It fails when the data cannot be read.
+func Artifact(v *refresh.View) ([]byte, error) {
 	shown, inner := shownOf(v)
 	if inner == nil {
-		inner = refresh.Inject([]byte(shown.Program), v.Data)
+		data, err := v.Injected()
+		if err != nil {
+			return nil, err
+		}
+		inner = refresh.Inject([]byte(shown.Program), data)
 	}
-	return Document(v.Workspace+"/"+v.Artifact, shown.Snapshot, shown.Note, inner)
+	return Document(v.Workspace+"/"+v.Artifact, shown.Snapshot, shown.Note, inner), nil
 }
 
 // shownOf fills what a view shows but the data; inner is the notice page
@@ -81,23 +85,26 @@ type cachedDoc struct {
 
 // Artifact is Artifact(v), from the cache when v's program and data are
 // those of the document cached for its view.
-func (d *Documents) Artifact(v *refresh.View) []byte {
+func (d *Documents) Artifact(v *refresh.View) ([]byte, error) {
 	key := fmt.Sprintf("%s\x00%v\x00%v\x00%d\x00%s", v.ProgramKey, v.Snapshot, v.Aggregate, v.MaxBytes, v.URL)
 	uri := ViewURI(v.Workspace, v.Artifact)
 	d.mu.Lock()
 	c, ok := d.docs[uri]
 	d.mu.Unlock()
 	if ok && c.key == key {
-		return c.doc
+		return c.doc, nil
 	}
-	doc := Artifact(v)
+	doc, err := Artifact(v)
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.docs == nil {
 		d.docs = map[string]cachedDoc{}
 	}
 	d.docs[uri] = cachedDoc{key: key, doc: doc}
-	return doc
+	return doc, nil
 }
 
 // Viewer is the view the artifact tools name in their definitions: empty

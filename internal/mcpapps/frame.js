@@ -3,9 +3,9 @@
 // host opens; it marks when the page shows its data (the performance mark
 // "selmem:rendered", detail {snapshot}) and tells the view; and it hands
 // new data to a page that renders in place: the event "selmem:data" on
-// window, whose detail is the new snapshot, cancelable. A page that
-// renders it calls preventDefault(); otherwise the view reloads the page
-// with the data at its injection point.
+// window, whose detail is the new snapshot (see selmemExpand), cancelable.
+// A page that renders it calls preventDefault(); otherwise the view
+// reloads the page with the data at its injection point.
 (function () {
   function size() {
     parent.postMessage({ selmemView: "size", height: Math.ceil(document.documentElement.getBoundingClientRect().height) }, "*");
@@ -24,10 +24,10 @@
   }
   addEventListener("message", function (e) {
     var m = e.data;
-    if (e.source !== parent || !m || m.selmemView !== "data" || typeof m.data !== "string") {
+    if (e.source !== parent || !m || m.selmemView !== "data" || !(m.data instanceof Uint8Array)) {
       return;
     }
-    var ev = new CustomEvent("selmem:data", { detail: selmemExpand(JSON.parse(m.data)), cancelable: true });
+    var ev = new CustomEvent("selmem:data", { detail: selmemExpand(JSON.parse(new TextDecoder().decode(m.data))), cancelable: true });
     if (window.dispatchEvent(ev)) {
       parent.postMessage({ selmemView: "reload", seq: m.seq }, "*");
       return;

@@ -83,7 +83,11 @@ func TestArtifact(t *testing.T) {
 	if i, j := strings.Index(shown.Program, "selmemView"), strings.LastIndex(shown.Program, "</body>"); i < 0 || i > j {
 		t.Error("the program does not talk to the view before </body>")
 	}
-	text := string(Artifact(v))
+	doc, err := Artifact(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
 	for _, want := range []string{
 		`data-selmem-snapshot="` + snap.SHA256 + `"`,
 		`<p id="selmem-note" hidden></p>`,
@@ -103,7 +107,7 @@ func TestArtifact(t *testing.T) {
 		!strings.Contains(shown.Program, `data-selmem-open href="http://localhost:8080/artifacts/sales/dash/"`) {
 		t.Errorf("too large: %+v, %v", shown, err)
 	}
-	if strings.Contains(string(Artifact(large)), "Sales") {
+	if doc, _ := Artifact(large); strings.Contains(string(doc), "Sales") {
 		t.Error("the too-large view holds the program")
 	}
 
@@ -114,7 +118,7 @@ func TestArtifact(t *testing.T) {
 	if want := "Showing an aggregate of the 10000 rows (sum of amount by region; the first 1 of 4 groups)"; err != nil || !shown.Aggregate || !strings.HasPrefix(shown.Note, want) {
 		t.Errorf("aggregate: %+v, %v; want the note %q", shown, err, want)
 	}
-	if !strings.Contains(string(Artifact(&agg)), `<p id="selmem-note">Showing an aggregate`) {
+	if doc, _ := Artifact(&agg); !strings.Contains(string(doc), `<p id="selmem-note">Showing an aggregate`) {
 		t.Error("the aggregate's view does not say it shows an aggregate")
 	}
 
@@ -129,13 +133,13 @@ func TestDocuments_Cache(t *testing.T) {
 	v := &refresh.View{Workspace: "sales", Artifact: "dash", Program: []byte("<html><body>" + refresh.InjectionPoint + "</body></html>"), ProgramKey: "k1",
 		Data: []byte(`{"columns":[],"records":[],"rows":0}`), Snapshot: snap, MaxBytes: 1000}
 	var d Documents
-	first := d.Artifact(v)
-	if again := d.Artifact(v); &again[0] != &first[0] {
+	first, _ := d.Artifact(v)
+	if again, _ := d.Artifact(v); &again[0] != &first[0] {
 		t.Error("the same view was rendered again")
 	}
 	v2 := *v
 	v2.ProgramKey = "k2"
-	if other := d.Artifact(&v2); &other[0] == &first[0] {
+	if other, _ := d.Artifact(&v2); &other[0] == &first[0] {
 		t.Error("a changed program was served from the cache")
 	}
 }

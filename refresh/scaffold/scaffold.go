@@ -236,7 +236,9 @@ message asking for regeneration instead of numbers.
 In a conversation (an MCP Apps host), newer data can arrive without a
 reload: the event ` + "`selmem:data`" + ` on window, whose detail is the new snapshot.
 Render it in place and call ` + "`preventDefault()`" + ` on the event; a page that
-does not is reloaded with the new data. When the data is beyond the view's
+does not is reloaded with the new data. For large data, read the detail by
+column: ` + "`detail.column(name)`" + ` returns a column's values in row order
+without building the records. When the data is beyond the view's
 size cap and the binding declares an aggregate (` + "`view.aggregate`" + ` in
 binding.yaml), the snapshot holds the aggregate's rows and an ` + "`aggregate`" + `
 member ({group_by, measures, of_rows, groups}).

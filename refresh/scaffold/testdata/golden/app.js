@@ -48,9 +48,13 @@
     return null;
   }
 
+  // Number formats are made once: toLocaleString with options builds one
+  // per call.
+  var WHOLE = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  var FRACTION = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
   function format(n) {
-    var digits = Number.isInteger(n) ? 0 : 2;
-    return n.toLocaleString("en-US", { maximumFractionDigits: digits });
+    return (Number.isInteger(n) ? WHOLE : FRACTION).format(n);
   }
 
   function label(v) {
@@ -70,23 +74,31 @@
     return null;
   }
 
-  // summarise sums the measure (or counts rows) per category.
-  function summarise(records, category, measure) {
+  // columnOf returns a column's values in row order: read by column when
+  // the data offers it (new data in a conversation), else from the records.
+  function columnOf(data, records, name) {
+    var values = typeof data.column === "function" ? data.column(name) : null;
+    return values || records.map(function (r) { return r[name]; });
+  }
+
+  // summarise sums the measure (or counts rows) per category, over the
+  // rows given (their number) and the category's and measure's values.
+  function summarise(rows, categories, measures) {
     var groups = new Map();
     var total = 0;
     var counted = 0;
-    records.forEach(function (r) {
-      var v = measure ? toNumber(r[measure]) : 1;
+    for (var i = 0; i < rows; i++) {
+      var v = measures ? toNumber(measures[i]) : 1;
       if (v === null) {
-        return;
+        continue;
       }
       total += v;
       counted++;
-      if (category) {
-        var k = label(r[category]);
+      if (categories) {
+        var k = label(categories[i]);
         groups.set(k, (groups.get(k) || 0) + v);
       }
-    });
+    }
     var ranked = Array.from(groups, function (e) {
       return { name: e[0], value: e[1] };
     });
@@ -188,7 +200,10 @@
   function render(data) {
     var config = readJSON("selmem-config", "dashboard configuration");
     data = data || readJSON("selmem-data", "data");
-    var records = Array.isArray(data.records) ? data.records : [];
+    // Data read by column does not build its records (see columnOf).
+    var byColumn = typeof data.column === "function";
+    var records = byColumn ? [] : Array.isArray(data.records) ? data.records : [];
+    var rows = byColumn ? data.rows || 0 : records.length;
     var missing = [config.category, config.measure].filter(function (name) {
       return name && !findColumn(data, name);
     });
@@ -198,7 +213,9 @@
       return;
     }
     var measureLabel = config.measure || "rows";
-    var s = summarise(records, config.category, config.measure);
+    var s = summarise(rows,
+      config.category ? columnOf(data, records, config.category) : null,
+      config.measure ? columnOf(data, records, config.measure) : null);
     byId("rows").textContent = format(typeof data.rows === "number" ? data.rows : records.length);
     byId("total").textContent = format(s.total);
     byId("insight").textContent = insight(s, config.category, measureLabel);
