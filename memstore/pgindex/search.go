@@ -90,9 +90,15 @@ const withNeighbourSQL = `
 //     term, whose chunks are the likeliest to rank first, $13 for the
 //     others. Without a workspace, scope or type filter they come from the
 //     impact index alone (only the principal's zones restrict them, the
-//     validity filter applies when scoring); with one, through the chunks,
-//     so that the filter does not empty the window. A term with fewer
-//     postings than its window contributes all of them. Each chunk read
+//     validity filter applies when scoring). With a workspace, from the
+//     zone index alone, in the zone of the workspace's directory ($36),
+//     where the store writes its chunks (the other filters apply when
+//     scoring), plus the workspace's chunks among the best eighth of the
+//     window in the other zones, through the chunks: a safety net that
+//     does not count in the bounds. With only a scope or type filter,
+//     through the chunks, so that the filter does not empty the window.
+//     A term with fewer postings than its window contributes all of
+//     them. Each chunk read
 //     gets an upper bound of its score: its impacts times the terms' IDF
 //     where it was read, and for a term whose window was full but did not
 //     reach it, the lowest impact read. The $35 best by that bound plus
@@ -127,7 +133,8 @@ const withNeighbourSQL = `
 // everything, $28 the zones it may read (the open zone, empty, first), $29
 // chunks whose neighbours are scored, $30 postings of the rarest term, $31
 // and $32 stem prefixes, $33 and $34 stem edit variants (each with the
-// 1-based index of its word), $35 candidates whose terms are looked up.
+// 1-based index of its word), $35 candidates whose terms are looked up,
+// $36 the zone of $6's directory.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -194,7 +201,7 @@ vw AS (
 	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
 ),
 lists AS MATERIALIZED (
-	SELECT qi.term, p.chunk_id, p.impact FROM qi
+	SELECT qi.term, 0 AS src, qi.depth, p.chunk_id, p.impact FROM qi
 	CROSS JOIN LATERAL (
 		SELECT p.chunk_id, p.impact FROM selmem_postings p
 		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
@@ -203,22 +210,45 @@ lists AS MATERIALIZED (
 		LIMIT qi.depth
 	) p
 	UNION ALL
-	SELECT qi.term, p.chunk_id, p.impact FROM qi
+	SELECT qi.term, 1, qi.depth, p.chunk_id, p.impact FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM selmem_postings p
+		WHERE $6 <> '' AND p.zone = $36 AND p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT qi.depth
+	) p
+	UNION ALL
+	SELECT qi.term, 2, qi.depth, p.chunk_id, p.impact FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM (
+			SELECT p.chunk_id, p.impact FROM selmem_postings p
+			WHERE $6 <> '' AND p.zone <> $36 AND p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+			ORDER BY p.impact DESC, p.chunk_id
+			LIMIT qi.depth / 8
+		) p JOIN selmem_chunks c ON c.id = p.chunk_id
+		WHERE true` + filterSQL + `
+	) p
+	UNION ALL
+	SELECT qi.term, 3, qi.depth, p.chunk_id, p.impact FROM qi
 	CROSS JOIN LATERAL (
 		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
 		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND NOT ($6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)` + filterSQL + `
+			AND $6 = '' AND NOT ($7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)` + filterSQL + `
 		ORDER BY p.impact DESC, p.chunk_id
 		LIMIT qi.depth
 	) p
 ),
 cuts AS MATERIALIZED (
-	SELECT l.term, qi.idf, CASE WHEN count(*) < qi.depth THEN 0 ELSE min(l.impact) END AS cut
-	FROM lists l JOIN qi ON qi.term = l.term
-	GROUP BY l.term, qi.idf, qi.depth
+	SELECT qi.term, qi.idf, coalesce(max(x.cut), 0) AS cut
+	FROM qi LEFT JOIN (
+		SELECT l.term, CASE WHEN count(*) < min(l.depth) THEN 0 ELSE min(l.impact) END AS cut
+		FROM lists l WHERE l.src <> 2
+		GROUP BY l.term, l.src
+	) x ON x.term = qi.term
+	GROUP BY qi.term, qi.idf
 ),
 bounds AS MATERIALIZED (
-	SELECT l.chunk_id AS id, sum(k.idf * (l.impact - k.cut)) AS bound
+	SELECT l.chunk_id AS id, sum(k.idf * greatest(l.impact - k.cut, 0)) AS bound
 	FROM lists l JOIN cuts k ON k.term = l.term
 	GROUP BY l.chunk_id
 ),
@@ -354,7 +384,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand)}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace)}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their
@@ -371,6 +401,16 @@ func (ix *Index) rescorePool(cand int) int { return 2 * cand }
 // read in one term's postings have the same bound; looking up which
 // terms they hold tells them apart.
 func (ix *Index) probePool(cand int) int { return 32 * cand }
+
+// workspaceZone returns the access zone of workspace ws's directory, where
+// the store writes its chunks; "" for no workspace.
+func workspaceZone(ws string) string {
+	if ws == "" {
+		return ""
+	}
+	zones, _ := access.Filter{Workspaces: []string{ws}}.Zones()
+	return zones[0]
+}
 
 // rarestPool is how many postings of the query's rarest term the full-text
 // ranking reads: four times Options.TextPool. Chunks holding the rarest
