@@ -57,6 +57,22 @@ const scoreSQL = `
 	GROUP BY c.id, c.path, c.seq
 `
 
+// windowSQL returns the rows (term, src, depth, chunk_id, impact) of a
+// window of candidates: for every query term, its postings in from
+// (selmem_postings p, perhaps joined) that the principal may read and that
+// pass where, highest impact first, the first limit of them.
+func windowSQL(src int, from, where, limit string) string {
+	return fmt.Sprintf(`
+	SELECT qi.term, %d AS src, qi.depth, p.chunk_id, p.impact FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM %s
+		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+			AND %s
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT %s
+	) p`, src, from, where, limit)
+}
+
 // withNeighbourSQL returns the ids of the %[3]s best chunks of relation
 // %[1]s by their score %[2]s plus the neighbour share ($19) of the better
 // of the chunks whose ids are just before and after theirs, when the
@@ -200,43 +216,17 @@ qi AS MATERIALIZED (
 vw AS (
 	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
 ),
-lists AS MATERIALIZED (
-	SELECT qi.term, 0 AS src, qi.depth, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM selmem_postings p
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND $6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0
-		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT qi.depth
-	) p
+lists AS MATERIALIZED (` +
+	windowSQL(0, "selmem_postings p", `$6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0`, "qi.depth") + `
+	UNION ALL` +
+	windowSQL(1, "selmem_postings p", `$6 <> '' AND p.zone = $36`, "qi.depth") + `
 	UNION ALL
-	SELECT qi.term, 1, qi.depth, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM selmem_postings p
-		WHERE $6 <> '' AND p.zone = $36 AND p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT qi.depth
-	) p
-	UNION ALL
-	SELECT qi.term, 2, qi.depth, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM (
-			SELECT p.chunk_id, p.impact FROM selmem_postings p
-			WHERE $6 <> '' AND p.zone <> $36 AND p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			ORDER BY p.impact DESC, p.chunk_id
-			LIMIT qi.depth / 8
-		) p JOIN selmem_chunks c ON c.id = p.chunk_id
-		WHERE true` + filterSQL + `
-	) p
-	UNION ALL
-	SELECT qi.term, 3, qi.depth, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND $6 = '' AND NOT ($7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)` + filterSQL + `
-		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT qi.depth
-	) p
+	SELECT l.* FROM (` + windowSQL(2, "selmem_postings p", `$6 <> '' AND p.zone <> $36`, "qi.depth / 8") + `
+	) l JOIN selmem_chunks c ON c.id = l.chunk_id
+	WHERE true` + filterSQL + `
+	UNION ALL` +
+	windowSQL(3, "selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id",
+		`$6 = '' AND NOT ($7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)`+filterSQL, "qi.depth") + `
 ),
 cuts AS MATERIALIZED (
 	SELECT qi.term, qi.idf, coalesce(max(x.cut), 0) AS cut
