@@ -29,6 +29,18 @@
 //
 // Without -dsn, Postgres runs in a throwaway cluster (internal/pgtest)
 // removed on exit. Logs go to stderr; the report to stdout.
+//
+// At 1,000,000 chunks each load takes most of an hour. Build the reference
+// and the Postgres database once, then measure against both as often as
+// needed (the corpus is then not even generated):
+//
+//	go run ./bench/indexbench -chunks 1000000 -backend sqlite -ref ref-1m.json -no-vector-truth
+//	go run ./bench/indexbench -chunks 1000000 -backend postgres -dsn $DSN -no-vector-truth
+//	go run ./bench/indexbench -chunks 1000000 -backend postgres -dsn $DSN -reuse -ref ref-1m.json -no-vector-truth
+//
+// The sqlite backend runs only when -backend names it; without it the
+// reference is read from -ref, and without either, Postgres's recall is
+// reported as NaN.
 package main
 
 import (
