@@ -29,6 +29,18 @@
 //
 // Without -dsn, Postgres runs in a throwaway cluster (internal/pgtest)
 // removed on exit. Logs go to stderr; the report to stdout.
+//
+// At 1,000,000 chunks each load takes most of an hour. Build the reference
+// and the Postgres database once, then measure against both as often as
+// needed (the corpus is then not even generated):
+//
+//	go run ./bench/indexbench -chunks 1000000 -backend sqlite -ref ref-1m.json -no-vector-truth
+//	go run ./bench/indexbench -chunks 1000000 -backend postgres -dsn $DSN -no-vector-truth
+//	go run ./bench/indexbench -chunks 1000000 -backend postgres -dsn $DSN -reuse -ref ref-1m.json -no-vector-truth
+//
+// The sqlite backend runs only when -backend names it; without it the
+// reference is read from -ref, and without either, Postgres's recall is
+// reported as NaN.
 package main
 
 import (
@@ -38,6 +50,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -65,6 +78,7 @@ type config struct {
 	maintMem   string
 	sharedBufs string
 	explain    bool
+	explainN   int
 	variants   []string
 	dir        string
 	verbose    bool
@@ -73,6 +87,7 @@ type config struct {
 	readable   int
 	aclRounds  int
 	noVecTruth bool
+	ref        string
 }
 
 func main() {
@@ -93,6 +108,7 @@ func main() {
 	flag.StringVar(&cfg.maintMem, "maintenance-mem", "2GB", "maintenance_work_mem for the Postgres index build")
 	flag.StringVar(&cfg.sharedBufs, "shared-buffers", "2GB", "shared_buffers of the throwaway cluster")
 	flag.BoolVar(&cfg.explain, "explain", true, "print EXPLAIN (ANALYZE, BUFFERS) of one hybrid query (Postgres)")
+	flag.IntVar(&cfg.explainN, "explain-queries", 1, "with -explain: how many of the first queries to explain")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the SQLite file (default: a temporary directory, removed)")
 	flag.BoolVar(&cfg.verbose, "v", false, "log progress to stderr")
 	flag.BoolVar(&cfg.reuse, "reuse", false, "with -dsn: search the corpus an earlier run with the same -chunks and -seed loaded, without loading it again")
@@ -101,6 +117,7 @@ func main() {
 	flag.IntVar(&cfg.readable, "readable", 0, "also measure a principal allowed this many of the workspaces against an unfiltered search (0: do not)")
 	flag.IntVar(&cfg.aclRounds, "acl-rounds", 3, "with -readable: passes over the queries, each query run filtered and unfiltered in turn")
 	flag.BoolVar(&cfg.noVecTruth, "no-vector-truth", false, "skip the exact cosine ground truth (minutes at 1,000,000 chunks); sqlite's vector recall is then reported as 0")
+	flag.StringVar(&cfg.ref, "ref", "", "file of the embedded index's hits: written when sqlite runs, read as the reference when it does not")
 	var variants string
 	flag.StringVar(&variants, "pg-variants", "", "extra Postgres search settings to measure on the same data, e.g. ef=40,ef=400,pool=4000")
 	flag.Parse()
@@ -175,17 +192,43 @@ type result struct {
 func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error {
 	emb := embedder.NewBuiltin()
 	v := newVocab(cfg.seed)
-	start := time.Now()
-	cs := corpus(v, cfg.seed, cfg.chunks, emb)
 	qs := v.queries(cfg.seed, cfg.queries, emb)
 	warm := v.queries(cfg.seed+1, 50, emb)
-	fmt.Fprintf(out, "corpus: %d chunks (%d files, %d workspaces), %d-word vocabulary, %d queries; generated and embedded in %v\n",
-		len(cs), (len(cs)+chunksPerFile-1)/chunksPerFile, workspaces, vocabSize, len(qs), time.Since(start).Round(time.Millisecond))
+	var backends []string
+	for _, name := range cfg.backends {
+		if name = strings.TrimSpace(name); name != "" && !slices.Contains(backends, name) {
+			backends = append(backends, name)
+		}
+	}
+	// The embedded index ranks exactly (every posting, every vector): it is
+	// the reference Postgres is compared with, so it runs first; without
+	// it, the reference is read from -ref.
+	if i := slices.Index(backends, "sqlite"); i > 0 {
+		backends = slices.Insert(slices.Delete(backends, i, i+1), 0, "sqlite")
+	}
+	var ref map[string][][]key
+	if backends[0] != "sqlite" && cfg.ref != "" {
+		var err error
+		if ref, err = readRef(cfg.ref, cfg, qs); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "reference: the embedded index's hits read from %s\n", cfg.ref)
+	}
+
+	// The corpus is generated only when something needs it: a load, or
+	// the exact vector ground truth.
+	var cs []memstore.Chunk
+	if backends[0] == "sqlite" || !cfg.reuse || !cfg.noVecTruth {
+		start := time.Now()
+		cs = corpus(v, cfg.seed, cfg.chunks, emb)
+		fmt.Fprintf(out, "corpus: %d chunks (%d files, %d workspaces), %d-word vocabulary, %d queries; generated and embedded in %v\n",
+			len(cs), (len(cs)+chunksPerFile-1)/chunksPerFile, workspaces, vocabSize, len(qs), time.Since(start).Round(time.Millisecond))
+	}
 
 	const depth = 50 // the vector ranking's depth, the backends' default for Limit 10
 	var vecTruth [][]key
 	if !cfg.noVecTruth {
-		start = time.Now()
+		start := time.Now()
 		vecTruth = exactVector(cs, qs, depth)
 		fmt.Fprintf(out, "exact vector ground truth in %v\n", time.Since(start).Round(time.Millisecond))
 	}
@@ -193,15 +236,6 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	results := map[string]map[string]result{}
 	acls := map[string][]aclResult{}
 	var names []string
-	// The embedded index ranks exactly (every posting, every vector): it is
-	// the reference Postgres is compared with, so it runs first.
-	backends := []string{"sqlite"}
-	for _, name := range cfg.backends {
-		if name = strings.TrimSpace(name); name != "sqlite" {
-			backends = append(backends, name)
-		}
-	}
-	var ref map[string][][]key
 	for _, name := range backends {
 		var b *backend
 		var err error
@@ -223,6 +257,9 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 		if cerr := b.close(); err == nil && cerr != nil {
 			err = cerr
 		}
+		if err == nil && name == "sqlite" && cfg.ref != "" {
+			err = writeRef(cfg.ref, cfg, qs, hits)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -234,7 +271,7 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	}
 
 	fmt.Fprintf(out, "\n%d chunks, %d queries (recall over the first %d), limit 10, candidates %d; medians of single-client latencies\n",
-		len(cs), len(qs), cfg.truth, depth)
+		cfg.chunks, len(qs), cfg.truth, depth)
 	fmt.Fprintf(out, "%-10s %-10s %9s %9s %10s\n", "backend", "mode", "p50 ms", "p99 ms", "recall@10")
 	for _, name := range names {
 		for _, m := range modes {
@@ -287,7 +324,7 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 	res := map[string]result{}
 	hits := map[string][][]key{}
 	for _, m := range modes {
-		r, h, err := runMode(ctx, cfg, b.ix, m, qs, ref, vecTruth)
+		r, h, err := runMode(ctx, cfg, b.ix, m, qs, ref, vecTruth, b.name == "sqlite")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -303,7 +340,7 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 			return nil, nil, fmt.Errorf("variant %s: %w", spec, err)
 		}
 		for _, m := range modes {
-			r, _, err := runMode(ctx, cfg, vix, m, qs, ref, vecTruth)
+			r, _, err := runMode(ctx, cfg, vix, m, qs, ref, vecTruth, false)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -312,18 +349,19 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 	}
 
 	if cfg.explain && b.explain != nil {
-		// The first unfiltered query whose words all occur: both
-		// rankings have work to do.
-		q := qs[0]
-		plan, err := b.explain(ctx, q)
-		if err != nil {
-			return nil, nil, fmt.Errorf("explain: %w", err)
+		for _, q := range qs[:min(max(cfg.explainN, 1), len(qs))] {
+			plan, err := b.explain(ctx, q)
+			if err != nil {
+				return nil, nil, fmt.Errorf("explain: %w", err)
+			}
+			plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
+			fmt.Fprintf(out, "\nEXPLAIN (ANALYZE, BUFFERS) of the hybrid search for %q in workspace %q (vector literals elided):\n%s\n", q.Text, q.Workspace, plan)
 		}
-		plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
-		fmt.Fprintf(out, "\nEXPLAIN (ANALYZE, BUFFERS) of the hybrid search for %q (vector literals elided):\n%s\n", q.Text, plan)
 		if cfg.readable > 0 {
+			q := qs[0]
 			q.Workspace, q.Filter = "", readableFilter(cfg.readable)
-			if plan, err = b.explain(ctx, q); err != nil {
+			plan, err := b.explain(ctx, q)
+			if err != nil {
 				return nil, nil, fmt.Errorf("explain: %w", err)
 			}
 			plan = vectorLiteral.ReplaceAllString(plan, "'[…]'::vector")
@@ -337,8 +375,11 @@ func measure(ctx context.Context, cfg config, out io.Writer, log *slog.Logger, b
 var vectorLiteral = regexp.MustCompile(`'\[[-0-9.,e]*\]'::vector`)
 
 // runMode runs qs in mode m against ix and scores them.
+//
+// Without ref, the full-text and hybrid modes count as exact when exact
+// says ix is the reference itself; otherwise their recall is NaN.
 func runMode(ctx context.Context, cfg config, ix memstore.Index, m mode, qs []memstore.Query,
-	ref map[string][][]key, vecTruth [][]key) (result, [][]key, error) {
+	ref map[string][][]key, vecTruth [][]key, exact bool) (result, [][]key, error) {
 	var lat []time.Duration
 	var sum float64
 	got := make([][]key, len(qs))
@@ -359,8 +400,10 @@ func runMode(ctx context.Context, cfg config, ix memstore.Index, m mode, qs []me
 			sum += recall(got[i], ref[m.name][i], 10)
 		case m.name == "vector" && vecTruth != nil:
 			sum += recall(got[i], vecTruth[i], 10)
-		case m.name != "vector":
+		case m.name != "vector" && exact:
 			sum++ // the embedded index's own ranking, exact by definition
+		default:
+			sum = math.NaN() // nothing to compare with
 		}
 	}
 	if cfg.slowest > 0 {

@@ -73,8 +73,8 @@ func openPostgres(ctx context.Context, cfg config, log *slog.Logger) (*backend, 
 			if err := pool.QueryRow(ctx, `SELECT count(*) FROM selmem_chunks`).Scan(&n); err != nil {
 				return in, err
 			}
-			if n != len(cs) {
-				return in, fmt.Errorf("-reuse: the database holds %d chunks, the corpus %d", n, len(cs))
+			if n != cfg.chunks {
+				return in, fmt.Errorf("-reuse: the database holds %d chunks, the corpus %d", n, cfg.chunks)
 			}
 			in.add("reused the %d chunks already loaded", n)
 			return in, nil

@@ -10,8 +10,10 @@
 // Options.TextPool per term (four times as many for the query's rarest
 // term), so a rare term contributes all its chunks and a common one its
 // best, and a search's cost does not grow with the number of chunks
-// sharing a common word; the best of them by an upper bound of their score,
-// and the neighbours of the best, are then scored exactly. For large loads, ReplaceMany writes many
+// sharing a common word. The best of them by an upper bound of their score
+// have all the query's terms looked up through the postings' key, which
+// ranks them by their stored impacts; the best of those, and the neighbours
+// of the best, are then scored exactly. For large loads, ReplaceMany writes many
 // files with COPY, and DropSearchIndexes and BuildSearchIndexes build the
 // postings' impact index and the HNSW index once, after the load; the
 // memstore mirror uses both (memstore.BatchIndex, memstore.BulkIndex).

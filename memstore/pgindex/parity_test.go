@@ -52,7 +52,7 @@ func parityCorpus(n int) ([]memstore.Chunk, []string) {
 // Postgres returns the embedded index's top 10 (the exact ranking) for
 // nearly every query: full text and hybrid, with typos, words no chunk
 // holds, and workspace filters. TextPool is 60 for 4,000 chunks (1.5%), the
-// proportion the default pool has at about 70,000 chunks.
+// proportion the default pool has at about 400,000 chunks.
 //
 // The two cannot agree on every query at that proportion: a chunk holding
 // several common words, none of them high enough in its term's postings to

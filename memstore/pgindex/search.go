@@ -57,6 +57,39 @@ const scoreSQL = `
 	GROUP BY c.id, c.path, c.seq
 `
 
+// windowSQL returns the rows (term, src, depth, chunk_id, impact) of a
+// window of candidates: for every query term, its postings in from
+// (selmem_postings p, perhaps joined) that the principal may read and that
+// pass where, highest impact first, the first limit of them.
+func windowSQL(src int, from, where, limit string) string {
+	return fmt.Sprintf(`
+	SELECT qi.term, %d AS src, qi.depth, p.chunk_id, p.impact FROM qi
+	CROSS JOIN LATERAL (
+		SELECT p.chunk_id, p.impact FROM %s
+		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
+			AND %s
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT %s
+	) p`, src, from, where, limit)
+}
+
+// withNeighbourSQL returns the ids of the %[3]s best chunks of relation
+// %[1]s by their score %[2]s plus the neighbour share ($19) of the better
+// of the chunks whose ids are just before and after theirs, when the
+// relation holds them. A file's chunks are written in order, so ids next
+// to each other are mostly adjacent chunks of one file: a guess that
+// only picks candidates, which are then scored by path and seq.
+const withNeighbourSQL = `
+	SELECT b.id FROM (
+		SELECT id, %[2]s,
+			CASE WHEN lag(id) OVER w = id - 1 THEN lag(%[2]s) OVER w END AS prev,
+			CASE WHEN lead(id) OVER w = id + 1 THEN lead(%[2]s) OVER w END AS next
+		FROM %[1]s WINDOW w AS (ORDER BY id)
+	) b
+	ORDER BY b.%[2]s + $19::float8 * greatest(b.prev, b.next, 0) DESC, b.id
+	LIMIT %[3]s
+`
+
 // searchSQL is the hybrid search of memstore.Ranking in one statement, the
 // embedded index's ranking computed from the same terms (memstore.Terms,
 // computed in Go on both sides) and the same statistics:
@@ -73,13 +106,23 @@ const scoreSQL = `
 //     term, whose chunks are the likeliest to rank first, $13 for the
 //     others. Without a workspace, scope or type filter they come from the
 //     impact index alone (only the principal's zones restrict them, the
-//     validity filter applies when scoring); with one, through the chunks,
-//     so that the filter does not empty the window. A term with fewer
-//     postings than its window contributes all of them. Each chunk read
+//     validity filter applies when scoring). With a workspace, from the
+//     zone index alone, in the zone of the workspace's directory ($36),
+//     where the store writes its chunks (the other filters apply when
+//     scoring), plus the workspace's chunks among the best eighth of the
+//     window in the other zones, through the chunks: a safety net that
+//     does not count in the bounds. With only a scope or type filter,
+//     through the chunks, so that the filter does not empty the window.
+//     A term with fewer postings than its window contributes all of
+//     them. Each chunk read
 //     gets an upper bound of its score: its impacts times the terms' IDF
 //     where it was read, and for a term whose window was full but did not
-//     reach it, the lowest impact read. The $26 best by that bound are
-//     scored exactly;
+//     reach it, the lowest impact read. The $35 best by that bound plus
+//     Neighbour times the bound of their best adjacent chunk (by id: a
+//     file's chunks are written in order) have all the query's terms
+//     looked up through the postings' key, which gives their BM25F at the
+//     impacts' statistics; the $26 best by that, with the neighbour share
+//     likewise, are scored exactly;
 //   - full-text score: BM25F of every candidate over all the query's
 //     terms with the current statistics, and of the chunks just before and
 //     after the $29 best (the chunks the neighbour share lifts most),
@@ -106,11 +149,12 @@ const scoreSQL = `
 // $16 B, $17 heading weight, $18 path weight, $19 neighbour share, $20
 // vector weight, $21 unknown vector weight, $22 minimum similarity, $23
 // fuzzy weight, $24 fuzzy terms per word, $25 fuzzy minimum word length,
-// $26 candidates rescored exactly, $27 whether the principal may read
+// $26 candidates scored exactly, $27 whether the principal may read
 // everything, $28 the zones it may read (the open zone, empty, first), $29
 // chunks whose neighbours are scored, $30 postings of the rarest term, $31
 // and $32 stem prefixes, $33 and $34 stem edit variants (each with the
-// 1-based index of its word).
+// 1-based index of its word), $35 candidates whose terms are looked up,
+// $36 the zone of $6's directory.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -158,7 +202,11 @@ fuzzy_words AS (
 ),
 fuzzy AS (
 	SELECT f.term, t.df, row_number() OVER (PARTITION BY f.i ORDER BY t.df DESC, f.term) AS rn
-	FROM fuzzy_words f JOIN selmem_terms t ON t.term = f.term AND t.df > 0
+	FROM fuzzy_words f
+	-- LIMIT keeps the lookup per stand-in, through the key: as a join the
+	-- planner hashes every term, tens of milliseconds at a million chunks
+	-- even for queries without a typo.
+	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = f.term AND t.df > 0 LIMIT 1) t
 	WHERE ` + fmt.Sprintf(heldSQL, "f.term") + `
 ),
 qt AS MATERIALIZED (
@@ -176,37 +224,43 @@ qi AS MATERIALIZED (
 vw AS (
 	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
 ),
-lists AS MATERIALIZED (
-	SELECT qi.term, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM selmem_postings p
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND $6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0
-		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT qi.depth
-	) p
+lists AS MATERIALIZED (` +
+	windowSQL(0, "selmem_postings p", `$6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0`, "qi.depth") + `
+	UNION ALL` +
+	windowSQL(1, "selmem_postings p", `$6 <> '' AND p.zone = $36`, "qi.depth") + `
 	UNION ALL
-	SELECT qi.term, p.chunk_id, p.impact FROM qi
-	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND NOT ($6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)` + filterSQL + `
-		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT qi.depth
-	) p
+	SELECT l.* FROM (` + windowSQL(2, "selmem_postings p", `$6 <> '' AND p.zone <> $36`, "qi.depth / 8") + `
+	) l JOIN selmem_chunks c ON c.id = l.chunk_id
+	WHERE true` + filterSQL + `
+	UNION ALL` +
+	windowSQL(3, "selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id",
+		`$6 = '' AND NOT ($7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)`+filterSQL, "qi.depth") + `
 ),
 cuts AS MATERIALIZED (
-	SELECT l.term, qi.idf, CASE WHEN count(*) < qi.depth THEN 0 ELSE min(l.impact) END AS cut
-	FROM lists l JOIN qi ON qi.term = l.term
-	GROUP BY l.term, qi.idf, qi.depth
+	SELECT qi.term, qi.idf, coalesce(max(x.cut), 0) AS cut
+	FROM qi LEFT JOIN (
+		SELECT l.term, CASE WHEN count(*) < min(l.depth) THEN 0 ELSE min(l.impact) END AS cut
+		FROM lists l WHERE l.src <> 2
+		GROUP BY l.term, l.src
+	) x ON x.term = qi.term
+	GROUP BY qi.term, qi.idf
 ),
-cand AS MATERIALIZED (
-	SELECT l.chunk_id AS id
+bounds AS MATERIALIZED (
+	SELECT l.chunk_id AS id, sum(k.idf * greatest(l.impact - k.cut, 0)) AS bound
 	FROM lists l JOIN cuts k ON k.term = l.term
 	GROUP BY l.chunk_id
-	ORDER BY sum(k.idf * (l.impact - k.cut)) DESC, l.chunk_id
-	LIMIT $26
 ),
+coarse AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "bounds", "bound", "$35") + `),
+probed AS MATERIALIZED (
+	SELECT o.id, x.approx
+	FROM coarse o
+	CROSS JOIN LATERAL (
+		SELECT coalesce(sum(qi.idf * p.impact), 0) AS approx
+		FROM selmem_postings p JOIN qi ON qi.term = p.term
+		WHERE p.chunk_id = o.id AND p.term = ANY (ARRAY(SELECT term FROM qi))
+	) x
+),
+cand AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "probed", "approx", "$26") + `),
 own AS MATERIALIZED (` + fmt.Sprintf(scoreSQL, "cand") + `),
 seeds AS (
 	SELECT o.path, o.seq FROM own o ORDER BY o.score DESC, o.path, o.seq LIMIT $29
@@ -328,12 +382,33 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace)}, len(words) > 0 || vec != nil
 }
 
-// rescorePool is how many full-text candidates, best by their upper
-// bound, a search with cand candidates scores exactly: eight times cand.
-func (ix *Index) rescorePool(cand int) int { return 8 * cand }
+// rescorePool is how many full-text candidates, best by the BM25F their
+// postings' impacts give, a search with cand candidates scores exactly:
+// twice cand. The impacts were computed with the statistics of their
+// writing, so they rank nearly as the exact score does; the exact score
+// corrects the drift since.
+func (ix *Index) rescorePool(cand int) int { return 2 * cand }
+
+// probePool is how many full-text candidates, best by their upper bound
+// and their neighbours', a search with cand candidates looks up all the
+// query's terms of: thirty-two times cand. The bound credits a chunk with
+// every term whose postings were not read down to it, so most chunks
+// read in one term's postings have the same bound; looking up which
+// terms they hold tells them apart.
+func (ix *Index) probePool(cand int) int { return 32 * cand }
+
+// workspaceZone returns the access zone of workspace ws's directory, where
+// the store writes its chunks; "" for no workspace.
+func workspaceZone(ws string) string {
+	if ws == "" {
+		return ""
+	}
+	zones, _ := access.Filter{Workspaces: []string{ws}}.Zones()
+	return zones[0]
+}
 
 // rarestPool is how many postings of the query's rarest term the full-text
 // ranking reads: four times Options.TextPool. Chunks holding the rarest
