@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -33,7 +34,11 @@ type vecStore struct {
 	byZone map[int32][]int32 // rows of each interned access zone (-1: open), ascending, dead ones included until compaction
 	names  map[string]int32  // interned workspace, scope and type values
 	lex    *lexicon          // the full-text index of the rows
-	pool   sync.Pool         // *[]float32 score buffers, zeroed when put back
+	pool   sync.Pool         // *scratch buffers, scores zeroed when put back
+	// minParallel is the fewest rows per worker of the vector scan, and
+	// workers the most workers (0: GOMAXPROCS); tests change them to
+	// exercise the split on small corpora.
+	minParallel, workers int
 }
 
 // vecRow is the metadata of one row.
@@ -45,6 +50,10 @@ type vecRow struct {
 	zone                 int32 // interned access.ZoneOf(path), -1 for access.ZoneOpen
 	invalidAt, expiresAt int64 // Unix nanoseconds, never when absent
 	dead                 bool
+	// prevAdj and nextAdj tell that the row before (after) this one is the
+	// previous (next) chunk of the same file: the neighbours whose
+	// full-text scores this row shares (memstore.Ranking.Neighbour).
+	prevAdj, nextAdj bool
 }
 
 func newVecStore(dim, capacity int) *vecStore {
@@ -56,6 +65,8 @@ func newVecStore(dim, capacity int) *vecStore {
 		byZone: make(map[int32][]int32),
 		names:  make(map[string]int32),
 		lex:    newLexicon(capacity),
+
+		minParallel: parallelRows,
 	}
 	for d := range s.cols {
 		s.cols[d] = make([]float32, 0, capacity)
@@ -253,8 +264,15 @@ func (s *vecStore) find(id int64, from int) int {
 	return -1
 }
 
-// appendRow records r, whose vector is already in cols.
+// appendRow records r, whose vector is already in cols, and whether it
+// follows the previous row in its file.
 func (s *vecStore) appendRow(r vecRow) {
+	r.prevAdj, r.nextAdj = false, false
+	if n := len(s.rows); n > 0 {
+		if p := &s.rows[n-1]; p.seq == r.seq-1 && p.path == r.path {
+			p.nextAdj, r.prevAdj = true, true
+		}
+	}
 	s.byPath[r.path] = append(s.byPath[r.path], len(s.rows))
 	s.byZone[r.zone] = append(s.byZone[r.zone], int32(len(s.rows)))
 	s.rows = append(s.rows, r)
@@ -431,47 +449,103 @@ func better(a, b *ranked) bool {
 
 // search returns the top k rows passing f by dot product with vec, best
 // first. Only the non-zero dimensions of vec are read. When the access
-// filter lets few rows through, only those are scored.
+// filter lets few rows through, only those are scored; otherwise the rows
+// are split into ranges scanned in parallel (scanRange), each keeping its
+// own top k, merged at the end. Every row's score sums the same products in
+// the same order whichever way it is computed, and the order of rankings
+// (better) is total, so the result does not depend on the split.
 func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 	if len(s.rows) == 0 || k <= 0 || s.dim == 0 {
 		return nil
 	}
-	n := len(s.rows)
-	buf := s.scratch(n)
-	scores := (*buf)[:n]
-	defer func() {
-		clear(scores)
-		s.pool.Put(buf)
-	}()
-	h := make(topHeap, 0, k)
-	offer := func(r int) {
-		row := &s.rows[r]
-		score := float64(scores[r])
-		if len(h) == k && score < h[0].score || !f.match(row) {
-			return
+	dims := make([]int, 0, len(vec))
+	for d, w := range vec {
+		if w != 0 {
+			dims = append(dims, d)
 		}
-		h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
 	}
 	if rows := s.readableRows(f); rows != nil {
-		for d, w := range vec {
-			if w != 0 {
-				col := s.cols[d][:n]
-				for _, r := range rows {
-					scores[r] += w * col[r]
-				}
+		return s.searchRows(f, vec, dims, rows, k)
+	}
+	n := len(s.rows)
+	workers := min(cmp.Or(s.workers, runtime.GOMAXPROCS(0)), n/max(s.minParallel, 1))
+	if workers <= 1 {
+		h := s.scanRange(f, vec, dims, 0, n, k)
+		h.sort()
+		return h
+	}
+	heaps := make([]topHeap, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heaps[w] = s.scanRange(f, vec, dims, lo, hi, k)
+		}()
+	}
+	wg.Wait()
+	h := heaps[0]
+	for _, o := range heaps[1:] {
+		for _, c := range o {
+			h.offer(c, k)
+		}
+	}
+	h.sort()
+	return h
+}
+
+// scanBlock is the number of rows scanRange scores at a time: their scores
+// stay in the first-level cache while every dimension is added in.
+const scanBlock = 2048
+
+// parallelRows is the fewest rows per worker of the vector scan: below
+// that, starting goroutines costs more than it saves.
+const parallelRows = 16384
+
+// scanRange returns the best k rows of [lo, hi) passing f by dot product
+// with vec, whose non-zero dimensions are dims, as an unsorted heap.
+func (s *vecStore) scanRange(f *vecFilter, vec []float32, dims []int, lo, hi, k int) topHeap {
+	var block [scanBlock]float32
+	h := make(topHeap, 0, k)
+	for b := lo; b < hi; b += scanBlock {
+		e := min(b+scanBlock, hi)
+		scores := block[:e-b]
+		clear(scores)
+		ds := dims
+		for ; len(ds) >= 4; ds = ds[4:] {
+			axpy4(scores, vec[ds[0]], s.cols[ds[0]][b:e], vec[ds[1]], s.cols[ds[1]][b:e],
+				vec[ds[2]], s.cols[ds[2]][b:e], vec[ds[3]], s.cols[ds[3]][b:e])
+		}
+		for _, d := range ds {
+			axpy(scores, vec[d], s.cols[d][b:e])
+		}
+		for j, sc := range scores {
+			score := float64(sc)
+			if len(h) == k && score < h[0].score {
+				continue
+			}
+			if row := &s.rows[b+j]; f.match(row) {
+				h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
 			}
 		}
-		for _, r := range rows {
-			offer(int(r))
+	}
+	return h
+}
+
+// searchRows is search over rows alone (ascending).
+func (s *vecStore) searchRows(f *vecFilter, vec []float32, dims []int, rows []int32, k int) []ranked {
+	h := make(topHeap, 0, k)
+	for _, r := range rows {
+		var score float32
+		for _, d := range dims {
+			score += vec[d] * s.cols[d][r]
 		}
-	} else {
-		for d, w := range vec {
-			if w != 0 {
-				axpy(scores, w, s.cols[d][:n])
-			}
+		if len(h) == k && float64(score) < h[0].score {
+			continue
 		}
-		for r := range s.rows {
-			offer(r)
+		if row := &s.rows[r]; f.match(row) {
+			h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: float64(score)}, k)
 		}
 	}
 	h.sort()
@@ -501,15 +575,34 @@ func (s *vecStore) readableRows(f *vecFilter) []int32 {
 	return rows
 }
 
-// scratch returns a zeroed score buffer of at least n values; put it back
-// into s.pool zeroed.
-func (s *vecStore) scratch(n int) *[]float32 {
-	buf, _ := s.pool.Get().(*[]float32)
-	if buf == nil || cap(*buf) < n {
-		b := make([]float32, n)
-		buf = &b
+// scratch holds a full-text search's working buffers: a score for every
+// row, zero but for the rows in touched.
+type scratch struct {
+	scores  []float32
+	touched []int32
+}
+
+// scratch returns a search's buffers with a score for each of n rows, all
+// zero; release puts them back.
+func (s *vecStore) scratch(n int) *scratch {
+	sc, _ := s.pool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
 	}
-	return buf
+	if cap(sc.scores) < n {
+		sc.scores = make([]float32, n)
+	}
+	sc.scores = sc.scores[:n]
+	return sc
+}
+
+// release zeroes the scores sc touched and returns it to the pool.
+func (s *vecStore) release(sc *scratch) {
+	for _, r := range sc.touched {
+		sc.scores[r] = 0
+	}
+	sc.touched = sc.touched[:0]
+	s.pool.Put(sc)
 }
 
 // axpy adds a*x to y.
@@ -524,6 +617,22 @@ func axpy(y []float32, a float32, x []float32) {
 	}
 	for ; i < len(y); i++ {
 		y[i] += a * x[i]
+	}
+}
+
+// axpy4 adds a*x, b*y, c*z and d*w to v, in that order: each value of v
+// takes the same four roundings as from four calls of axpy, but is loaded
+// and stored once.
+func axpy4(v []float32, a float32, x []float32, b float32, y []float32, c float32, z []float32, d float32, w []float32) {
+	n := len(v)
+	x, y, z, w = x[:n], y[:n], z[:n], w[:n]
+	for i := range v {
+		s := v[i]
+		s += a * x[i]
+		s += b * y[i]
+		s += c * z[i]
+		s += d * w[i]
+		v[i] = s
 	}
 }
 
