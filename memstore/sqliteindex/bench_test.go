@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -257,11 +258,14 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // BenchmarkFirstSearch measures opening the 100,000-chunk index and running
-// its first search, which loads the chunks' filter fields and vectors.
+// its first search, which loads the chunks' filter fields and vectors, and
+// reports the Go heap the loaded index holds.
 func BenchmarkFirstSearch(b *testing.B) {
 	path, v := buildBenchIndex(b)
 	q := benchQueries(v, 1)[0]
+	var held uint64
 	for b.Loop() {
+		before := heapAlloc()
 		idx, err := sqliteindex.Open(path, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -269,8 +273,19 @@ func BenchmarkFirstSearch(b *testing.B) {
 		if _, err := idx.Search(context.Background(), q); err != nil {
 			b.Fatal(err)
 		}
+		held = heapAlloc() - before
+		runtime.KeepAlive(idx)
 		idx.Close()
 	}
+	b.ReportMetric(float64(held)/1e6, "heap-MB")
+}
+
+// heapAlloc returns the bytes of live heap objects, after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 // BenchmarkOpen measures opening the up-to-date 100,000-chunk index.

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,12 +163,12 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 		if r.Neighbour != 0 {
 			// A row's neighbours are the previous and next chunks of its
 			// file, stored just before and after it.
-			rw := &s.rows[row]
+			adj := s.adj[row]
 			var b float32
-			if rw.prevAdj {
+			if adj&adjPrev != 0 {
 				b = max(b, scores[row-1])
 			}
-			if rw.nextAdj {
+			if adj&adjNext != 0 {
 				b = max(b, scores[row+1])
 			}
 			score += r.Neighbour * float64(b)
@@ -243,19 +244,23 @@ func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 const chunkColumns = `id, path, seq, workspace, scope, type, heading, start_line, end_line, context, text,
 	source, confidence, valid_from, invalid_at, expires_at, "commit"`
 
+// fetchQuery reads the chunks whose ids are in the JSON array given, with
+// one statement prepared once whatever their number.
+const fetchQuery = "SELECT " + chunkColumns + " FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+
 // fetch fills in the chunks of hits and returns them in order.
 func (i *Index) fetch(ctx context.Context, hits []fused) ([]memstore.Hit, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(hits))
+	ids := make([]byte, 0, 16*len(hits))
 	pos := make(map[int64]int, len(hits))
 	for k, h := range hits {
-		args[k] = h.id
+		ids = strconv.AppendInt(append(ids, ','), h.id, 10)
 		pos[h.id] = k
 	}
-	rows, err := i.db.QueryContext(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE id IN (?"+
-		strings.Repeat(", ?", len(hits)-1)+")", args...)
+	ids[0] = '['
+	rows, err := i.fetchStmt.QueryContext(ctx, string(append(ids, ']')))
 	if err != nil {
 		return nil, fmt.Errorf("search: fetch chunks: %w", err)
 	}

@@ -116,7 +116,8 @@ type Index struct {
 	vecs *vecStore // nil until the first search loads it
 	gen  int64     // the file's generation vecs mirrors; written under mu
 
-	genStmt *sql.Stmt // reads the generation
+	genStmt   *sql.Stmt // reads the generation
+	fetchStmt *sql.Stmt // reads the chunks of hits (fetchQuery)
 }
 
 var _ memstore.BatchIndex = (*Index)(nil)
@@ -177,6 +178,9 @@ func (i *Index) init(ctx context.Context) error {
 	}
 	i.dim = st.Dim
 	if i.genStmt, err = i.db.PrepareContext(ctx, "SELECT n FROM generation WHERE id = 1"); err != nil {
+		return classify(err)
+	}
+	if i.fetchStmt, err = i.db.PrepareContext(ctx, fetchQuery); err != nil {
 		return classify(err)
 	}
 	return nil
@@ -313,8 +317,10 @@ func (i *Index) Close() error {
 	i.mu.Lock()
 	i.vecs = nil
 	i.mu.Unlock()
-	if i.genStmt != nil {
-		i.genStmt.Close()
+	for _, st := range []*sql.Stmt{i.genStmt, i.fetchStmt} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	if err := i.db.Close(); err != nil {
 		return fmt.Errorf("close index: %w", err)

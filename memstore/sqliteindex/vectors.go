@@ -29,6 +29,7 @@ type vecStore struct {
 	dim    int
 	cols   [][]float32
 	rows   []vecRow
+	adj    []uint8 // by row: adjPrev | adjNext
 	dead   int
 	byPath map[string][]int  // live rows of each path
 	byZone map[int32][]int32 // rows of each interned access zone (-1: open), ascending, dead ones included until compaction
@@ -50,17 +51,22 @@ type vecRow struct {
 	zone                 int32 // interned access.ZoneOf(path), -1 for access.ZoneOpen
 	invalidAt, expiresAt int64 // Unix nanoseconds, never when absent
 	dead                 bool
-	// prevAdj and nextAdj tell that the row before (after) this one is the
-	// previous (next) chunk of the same file: the neighbours whose
-	// full-text scores this row shares (memstore.Ranking.Neighbour).
-	prevAdj, nextAdj bool
 }
+
+// Bits of vecStore.adj: the row before (after) a row is the previous (next)
+// chunk of the same file, a neighbour whose full-text score the row shares
+// (memstore.Ranking.Neighbour).
+const (
+	adjPrev uint8 = 1 << iota
+	adjNext
+)
 
 func newVecStore(dim, capacity int) *vecStore {
 	s := &vecStore{
 		dim:    dim,
 		cols:   make([][]float32, dim),
 		rows:   make([]vecRow, 0, capacity),
+		adj:    make([]uint8, 0, capacity),
 		byPath: make(map[string][]int),
 		byZone: make(map[int32][]int32),
 		names:  make(map[string]int32),
@@ -267,12 +273,14 @@ func (s *vecStore) find(id int64, from int) int {
 // appendRow records r, whose vector is already in cols, and whether it
 // follows the previous row in its file.
 func (s *vecStore) appendRow(r vecRow) {
-	r.prevAdj, r.nextAdj = false, false
+	var adj uint8
 	if n := len(s.rows); n > 0 {
 		if p := &s.rows[n-1]; p.seq == r.seq-1 && p.path == r.path {
-			p.nextAdj, r.prevAdj = true, true
+			s.adj[n-1] |= adjNext
+			adj = adjPrev
 		}
 	}
+	s.adj = append(s.adj, adj)
 	s.byPath[r.path] = append(s.byPath[r.path], len(s.rows))
 	s.byZone[r.zone] = append(s.byZone[r.zone], int32(len(s.rows)))
 	s.rows = append(s.rows, r)
@@ -360,7 +368,7 @@ func (s *vecStore) compact() {
 	}
 	s.lex.compact(keep)
 	rows := s.rows
-	s.rows = s.rows[:0]
+	s.rows, s.adj = s.rows[:0], s.adj[:0]
 	clear(s.byPath)
 	clear(s.byZone)
 	for _, r := range keep {
