@@ -521,9 +521,13 @@ func (s *vecStore) scanRange(f *vecFilter, vec []float32, dims []int, lo, hi, k 
 		scores := block[:e-b]
 		clear(scores)
 		ds := dims
-		for ; len(ds) >= 4; ds = ds[4:] {
-			axpy4(scores, vec[ds[0]], s.cols[ds[0]][b:e], vec[ds[1]], s.cols[ds[1]][b:e],
-				vec[ds[2]], s.cols[ds[2]][b:e], vec[ds[3]], s.cols[ds[3]][b:e])
+		for ; len(ds) >= 8; ds = ds[8:] {
+			var ws [8]float32
+			var xs [8][]float32
+			for j, d := range ds[:8] {
+				ws[j], xs[j] = vec[d], s.cols[d][b:e]
+			}
+			axpy8(scores, &ws, &xs)
 		}
 		for _, d := range ds {
 			axpy(scores, vec[d], s.cols[d][b:e])
@@ -628,18 +632,23 @@ func axpy(y []float32, a float32, x []float32) {
 	}
 }
 
-// axpy4 adds a*x, b*y, c*z and d*w to v, in that order: each value of v
-// takes the same four roundings as from four calls of axpy, but is loaded
-// and stored once.
-func axpy4(v []float32, a float32, x []float32, b float32, y []float32, c float32, z []float32, d float32, w []float32) {
+// axpy8 adds ws[j]*xs[j] to v for j = 0..7, in that order: each value of v
+// takes the same roundings as from eight calls of axpy, but is loaded and
+// stored once.
+func axpy8(v []float32, ws *[8]float32, xs *[8][]float32) {
 	n := len(v)
-	x, y, z, w = x[:n], y[:n], z[:n], w[:n]
+	x0, x1, x2, x3, x4, x5, x6, x7 := xs[0][:n], xs[1][:n], xs[2][:n], xs[3][:n], xs[4][:n], xs[5][:n], xs[6][:n], xs[7][:n]
+	a0, a1, a2, a3, a4, a5, a6, a7 := ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6], ws[7]
 	for i := range v {
 		s := v[i]
-		s += a * x[i]
-		s += b * y[i]
-		s += c * z[i]
-		s += d * w[i]
+		s += a0 * x0[i]
+		s += a1 * x1[i]
+		s += a2 * x2[i]
+		s += a3 * x3[i]
+		s += a4 * x4[i]
+		s += a5 * x5[i]
+		s += a6 * x6[i]
+		s += a7 * x7[i]
 		v[i] = s
 	}
 }
