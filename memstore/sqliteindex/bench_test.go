@@ -173,15 +173,16 @@ func benchQueries(v *vocab, n int) []memstore.Query {
 	return qs
 }
 
-// reportLatencies reports the p50 and p99 of d in milliseconds.
-func reportLatencies(b *testing.B, d []time.Duration) {
+// reportLatencies reports the p50 and p99 of d in milliseconds, the
+// metrics named with prefix.
+func reportLatencies(b *testing.B, d []time.Duration, prefix ...string) {
 	b.Helper()
 	slices.Sort(d)
 	at := func(p float64) float64 {
 		return float64(d[min(len(d)-1, int(p*float64(len(d))))]) / float64(time.Millisecond)
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(at(0.50), strings.Join(prefix, "")+"p50-ms")
+	b.ReportMetric(at(0.99), strings.Join(prefix, "")+"p99-ms")
 }
 
 // BenchmarkSearch measures search latency at 100,000 chunks with the
@@ -240,18 +241,20 @@ func BenchmarkSearch(b *testing.B) {
 		for _, p := range paths {
 			b.Run(m.name+"/"+p.name, func(b *testing.B) {
 				lat := make([]time.Duration, 0, b.N)
+				cpu := make([]time.Duration, 0, b.N)
 				i := 0
 				for b.Loop() {
 					q := m.edit(qs[i%len(qs)])
 					i++
-					t0 := time.Now()
+					c0, t0 := cpuTime(b), time.Now()
 					hits, err := p.search(ctx, q)
-					lat = append(lat, time.Since(t0))
+					lat, cpu = append(lat, time.Since(t0)), append(cpu, cpuTime(b)-c0)
 					if err != nil || len(hits) == 0 {
 						b.Fatalf("Search(%q) = %d hits, %v", q.Text, len(hits), err)
 					}
 				}
 				reportLatencies(b, lat)
+				reportLatencies(b, cpu, "cpu-")
 			})
 		}
 	}
