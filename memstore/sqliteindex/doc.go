@@ -15,9 +15,10 @@
 // search whose in-memory rows mirror an older generation than the file's
 // reloads them first. A process's own writes update its rows in place.
 //
-// Memory: the in-memory rows cost about 4×dim bytes of embedding per chunk
-// (100,000 chunks of the built-in embedder's 384 dimensions: 154 MB) plus
-// the inverted index, about 40 bytes per distinct term of a chunk.
+// Memory: the embeddings take 4×dim bytes per chunk (100,000 chunks of the
+// built-in embedder's 384 dimensions: 154 MB), the rows' filter fields and
+// the inverted index about 900 bytes more per 60-word chunk
+// (BenchmarkFirstSearch reports the heap of the whole: 245 MB at 100,000).
 //
 // It owns the file's schema and its consistency with the in-memory index.
 // It does not chunk or embed files, or decide what to index or when
