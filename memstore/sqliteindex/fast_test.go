@@ -129,7 +129,7 @@ func TestSearch_SameAsBaseline(t *testing.T) {
 		if _, err := idx.Search(ctx, queries[0]); err != nil {
 			t.Fatal(err)
 		}
-		idx.vecs.minParallel, idx.vecs.workers = 200, 3
+		idx.vecs.minWork, idx.vecs.workers = 20_000, 3
 		for _, rank := range []memstore.Ranking{memstore.DefaultRanking(), memstore.ModelRanking()} {
 			idx.rank = rank
 			for name, keep := range modes {

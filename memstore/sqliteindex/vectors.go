@@ -36,10 +36,10 @@ type vecStore struct {
 	names  map[string]int32  // interned workspace, scope and type values
 	lex    *lexicon          // the full-text index of the rows
 	pool   sync.Pool         // *scratch buffers, scores zeroed when put back
-	// minParallel is the fewest rows per worker of the vector scan, and
-	// workers the most workers (0: GOMAXPROCS); tests change them to
-	// exercise the split on small corpora.
-	minParallel, workers int
+	// minWork is the least work (products) per worker of the vector
+	// scan, and workers the most workers (0: GOMAXPROCS); tests change
+	// them to exercise the split on small corpora.
+	minWork, workers int
 }
 
 // vecRow is the metadata of one row.
@@ -72,7 +72,7 @@ func newVecStore(dim, capacity int) *vecStore {
 		names:  make(map[string]int32),
 		lex:    newLexicon(capacity),
 
-		minParallel: parallelRows,
+		minWork: parallelWork,
 	}
 	for d := range s.cols {
 		s.cols[d] = make([]float32, 0, capacity)
@@ -476,7 +476,7 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 		return s.searchRows(f, vec, dims, rows, k)
 	}
 	n := len(s.rows)
-	workers := min(cmp.Or(s.workers, runtime.GOMAXPROCS(0)), n/max(s.minParallel, 1))
+	workers := min(cmp.Or(s.workers, runtime.GOMAXPROCS(0)), n*len(dims)/max(s.minWork, 1))
 	if workers <= 1 {
 		h := s.scanRange(f, vec, dims, 0, n, k)
 		h.sort()
@@ -507,9 +507,13 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 // stay in the first-level cache while every dimension is added in.
 const scanBlock = 2048
 
-// parallelRows is the fewest rows per worker of the vector scan: below
-// that, starting goroutines costs more than it saves.
-const parallelRows = 16384
+// parallelWork is the least work (products of a query and a row's
+// dimension) per worker of the vector scan, a few milliseconds of one
+// core. Below that, waiting for a second core, which on a machine shared
+// with other work may be busy, costs more than it saves: the built-in
+// embedder's sparse queries over 100,000 chunks are scanned on one core, a
+// dense model's 384 dimensions on several.
+const parallelWork = 10_000_000
 
 // scanRange returns the best k rows of [lo, hi) passing f by dot product
 // with vec, whose non-zero dimensions are dims, as an unsorted heap.
