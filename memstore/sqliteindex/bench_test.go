@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -172,15 +173,16 @@ func benchQueries(v *vocab, n int) []memstore.Query {
 	return qs
 }
 
-// reportLatencies reports the p50 and p99 of d in milliseconds.
-func reportLatencies(b *testing.B, d []time.Duration) {
+// reportLatencies reports the p50 and p99 of d in milliseconds, the
+// metrics named with prefix.
+func reportLatencies(b *testing.B, d []time.Duration, prefix ...string) {
 	b.Helper()
 	slices.Sort(d)
 	at := func(p float64) float64 {
 		return float64(d[min(len(d)-1, int(p*float64(len(d))))]) / float64(time.Millisecond)
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(at(0.50), strings.Join(prefix, "")+"p50-ms")
+	b.ReportMetric(at(0.99), strings.Join(prefix, "")+"p99-ms")
 }
 
 // BenchmarkSearch measures search latency at 100,000 chunks with the
@@ -228,31 +230,45 @@ func BenchmarkSearch(b *testing.B) {
 			return q
 		}},
 	}
+	// Each mode runs through Search and, as the baseline measured in the
+	// same process, through the rankers Search used before it was made
+	// fast (baseline_test.go), which return the same hits.
+	paths := []struct {
+		name   string
+		search func(ctx context.Context, q memstore.Query) ([]memstore.Hit, error)
+	}{{"fast", idx.Search}, {"baseline", idx.SearchBaseline}}
 	for _, m := range modes {
-		b.Run(m.name, func(b *testing.B) {
-			lat := make([]time.Duration, 0, b.N)
-			i := 0
-			for b.Loop() {
-				q := m.edit(qs[i%len(qs)])
-				i++
-				t0 := time.Now()
-				hits, err := idx.Search(ctx, q)
-				lat = append(lat, time.Since(t0))
-				if err != nil || len(hits) == 0 {
-					b.Fatalf("Search(%q) = %d hits, %v", q.Text, len(hits), err)
+		for _, p := range paths {
+			b.Run(m.name+"/"+p.name, func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				cpu := make([]time.Duration, 0, b.N)
+				i := 0
+				for b.Loop() {
+					q := m.edit(qs[i%len(qs)])
+					i++
+					c0, t0 := cpuTime(b), time.Now()
+					hits, err := p.search(ctx, q)
+					lat, cpu = append(lat, time.Since(t0)), append(cpu, cpuTime(b)-c0)
+					if err != nil || len(hits) == 0 {
+						b.Fatalf("Search(%q) = %d hits, %v", q.Text, len(hits), err)
+					}
 				}
-			}
-			reportLatencies(b, lat)
-		})
+				reportLatencies(b, lat)
+				reportLatencies(b, cpu, "cpu-")
+			})
+		}
 	}
 }
 
 // BenchmarkFirstSearch measures opening the 100,000-chunk index and running
-// its first search, which loads the chunks' filter fields and vectors.
+// its first search, which loads the chunks' filter fields and vectors, and
+// reports the Go heap the loaded index holds.
 func BenchmarkFirstSearch(b *testing.B) {
 	path, v := buildBenchIndex(b)
 	q := benchQueries(v, 1)[0]
+	var held uint64
 	for b.Loop() {
+		before := heapAlloc()
 		idx, err := sqliteindex.Open(path, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -260,8 +276,19 @@ func BenchmarkFirstSearch(b *testing.B) {
 		if _, err := idx.Search(context.Background(), q); err != nil {
 			b.Fatal(err)
 		}
+		held = heapAlloc() - before
+		runtime.KeepAlive(idx)
 		idx.Close()
 	}
+	b.ReportMetric(float64(held)/1e6, "heap-MB")
+}
+
+// heapAlloc returns the bytes of live heap objects, after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 // BenchmarkOpen measures opening the up-to-date 100,000-chunk index.

@@ -31,9 +31,16 @@ type lexicon struct {
 	post   [][]posting         // by term id, rows ascending
 	df     []int32             // live rows holding the term
 	fwd    [][]int32           // by row: its distinct term ids
-	lens   [][nFields]uint16
-	sumLen [nFields]float64 // over live rows
+	rows   []lexRow            // by row
+	sumLen [nFields]float64    // over live rows
 	live   int
+}
+
+// lexRow is what scoring reads of a row, together in memory: its field
+// lengths, and whether it was removed.
+type lexRow struct {
+	lens [nFields]uint16
+	gone bool
 }
 
 // wordTerm is an indexed word and its term.
@@ -43,7 +50,7 @@ type wordTerm struct {
 }
 
 func newLexicon(capacity int) *lexicon {
-	return &lexicon{ids: make(map[string]int32), words: make(map[byte][]wordTerm), wordOf: make(map[string]int32), fwd: make([][]int32, 0, capacity), lens: make([][nFields]uint16, 0, capacity)}
+	return &lexicon{ids: make(map[string]int32), words: make(map[byte][]wordTerm), wordOf: make(map[string]int32), fwd: make([][]int32, 0, capacity), rows: make([]lexRow, 0, capacity)}
 }
 
 // fieldsOf splits a chunk into the texts of its fields.
@@ -92,7 +99,7 @@ func (l *lexicon) add(fields [nFields]string) {
 		l.df[id]++
 	}
 	l.fwd = append(l.fwd, order)
-	l.lens = append(l.lens, lens)
+	l.rows = append(l.rows, lexRow{lens: lens})
 	l.live++
 }
 
@@ -102,9 +109,10 @@ func (l *lexicon) remove(row int) {
 		l.df[id]--
 	}
 	for f := range nFields {
-		l.sumLen[f] -= float64(l.lens[row][f])
+		l.sumLen[f] -= float64(l.rows[row].lens[f])
 	}
 	l.fwd[row] = nil
+	l.rows[row].gone = true
 	l.live--
 }
 
@@ -113,9 +121,9 @@ func (l *lexicon) compact(keep []int) {
 	newRow := make(map[int32]int32, len(keep))
 	for k, r := range keep {
 		newRow[int32(r)] = int32(k)
-		l.fwd[k], l.lens[k] = l.fwd[r], l.lens[r]
+		l.fwd[k], l.rows[k] = l.fwd[r], l.rows[r]
 	}
-	l.fwd, l.lens = l.fwd[:len(keep)], l.lens[:len(keep)]
+	l.fwd, l.rows = l.fwd[:len(keep)], l.rows[:len(keep)]
 	for id, ps := range l.post {
 		out := ps[:0]
 		for _, p := range ps {
@@ -194,7 +202,7 @@ func (l *lexicon) held(id int32, readable func(row int32) bool) bool {
 		return true
 	}
 	for _, p := range l.post[id] {
-		if l.fwd[p.row] != nil && readable(p.row) {
+		if !l.rows[p.row].gone && readable(p.row) {
 			return true
 		}
 	}
@@ -262,10 +270,11 @@ func (l *lexicon) score(r *memstore.Ranking, id int32, weight float64, readable 
 	}
 	w := r.FieldWeights()
 	for _, p := range l.post[id] {
-		if l.fwd[p.row] == nil || readable != nil && !readable(p.row) {
+		row := &l.rows[p.row]
+		if row.gone || readable != nil && !readable(p.row) {
 			continue // removed, or not the principal's to read
 		}
-		lens := &l.lens[p.row]
+		lens := &row.lens
 		var tf float64
 		for f := range nFields {
 			if p.tf[f] > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,18 @@ import (
 // typos, only chunks whose similarity reaches q.MinSimilarity are hits
 // (relevanceFloor). Ties are broken by path, then seq.
 func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
+	return i.search(ctx, q, (*vecStore).textSearch, (*vecStore).search)
+}
+
+// textRanker and vectorRanker compute the two rankings of a search over
+// the in-memory rows; tests pass reference implementations.
+type (
+	textRanker   func(s *vecStore, r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k int) []ranked
+	vectorRanker func(s *vecStore, f *vecFilter, vec []float32, k int) []ranked
+)
+
+// search is Search with the given rankers.
+func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanker, rankVector vectorRanker) ([]memstore.Hit, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
@@ -39,9 +52,14 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	// Both rankings filter on the in-memory rows.
-	for i.vecs == nil {
-		if err := i.loadVectors(ctx); err != nil {
+	// Both rankings filter on the in-memory rows, loaded by the first
+	// search and again whenever another process has written the file.
+	gen, err := i.generation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if i.vecs == nil || gen != i.gen {
+		if err := i.loadVectors(ctx, gen); err != nil {
 			return nil, err
 		}
 	}
@@ -54,40 +72,63 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 	}
 	readable := i.vecs.readable(&f)
 	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight, readable)
-	textRanked := i.vecs.textSearch(&i.rank, &f, readable, terms, q.Candidates)
+	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight
 	if unknown > 0 || len(terms) == 0 {
 		vw = i.rank.UnknownVectorWeight
 	}
 	if vec != nil && vw > 0 {
-		vecRanked = i.vecs.search(&f, vec, q.Candidates)
+		vecRanked = rankVector(i.vecs, &f, vec, q.Candidates)
 	}
 	fused := fuse(textRanked, vecRanked, vw, relevanceFloor(q.MinSimilarity, terms), q.Limit)
 	return i.fetch(ctx, fused)
 }
 
-// loadVectors loads the in-memory rows and vectors unless another search
-// did. It is
-// called with i.mu read-locked and returns with it read-locked, but releases
-// it meanwhile: callers check i.vecs again.
-func (i *Index) loadVectors(ctx context.Context) error {
+// loadVectors loads the in-memory rows and vectors unless they mirror
+// generation gen or a later one. It is called with i.mu read-locked and
+// returns with it read-locked, but releases it meanwhile.
+func (i *Index) loadVectors(ctx context.Context, gen int64) error {
 	i.mu.RUnlock()
 	defer i.mu.RLock()
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.vecs != nil {
+	if i.vecs != nil && i.gen >= gen {
 		return nil
 	}
-	start := time.Now()
-	vs, err := loadVecStore(ctx, i.db, i.dim)
-	if err != nil {
-		return fmt.Errorf("search: %w", err)
+	// Writers of this process wait for i.mu; another process's write
+	// between the two readings of the generation makes the load start
+	// over.
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		var dim int
+		err := i.db.QueryRowContext(ctx, "SELECT n, coalesce((SELECT dim FROM state WHERE id = 1), 0) FROM generation WHERE id = 1").
+			Scan(&gen, &dim)
+		if err != nil {
+			return fmt.Errorf("search: read the index generation: %w", classify(err))
+		}
+		vs, err := loadVecStore(ctx, i.db, dim)
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		after, err := i.generation(ctx)
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		if after == gen {
+			i.vecs, i.gen, i.dim = vs, gen, dim
+			i.log.Debug("loaded vectors", logKeyRows, len(vs.rows), logKeyDuration, time.Since(start))
+			return nil
+		}
+		if attempt == maxLoadAttempts {
+			return fmt.Errorf("search: the index changed during each of %d loads; retry", attempt)
+		}
 	}
-	i.vecs = vs
-	i.log.Debug("loaded vectors", logKeyRows, len(vs.rows), logKeyDuration, time.Since(start))
-	return nil
 }
+
+// maxLoadAttempts bounds the loads of the in-memory rows a search tries
+// while other processes keep writing.
+const maxLoadAttempts = 5
 
 func isZero(v []float32) bool {
 	for _, x := range v {
@@ -115,54 +156,31 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 	if len(terms) == 0 || len(s.rows) == 0 {
 		return nil
 	}
-	n := len(s.rows)
-	buf := s.scratch(n)
-	defer s.pool.Put(buf)
-	scores := (*buf)[:n]
-	var touched []int32
-	for _, t := range terms {
-		touched = s.lex.score(r, t.id, t.weight, readable, scores, touched)
-	}
+	sc := s.scoreTerms(r, readable, terms)
+	defer s.release(sc)
+	scores := sc.scores
 	h := make(topHeap, 0, k)
-	offer := func(row int32, score float64) {
-		if len(h) == k && score < h[0].score {
-			return
-		}
-		rw := &s.rows[row]
-		if !f.match(rw) {
-			return
-		}
-		h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
-	}
-	if r.Neighbour == 0 {
-		for _, row := range touched {
-			offer(row, float64(scores[row]))
-		}
-	} else {
-		// A row's neighbours are the rows before and after it of the same
-		// path: a file's chunks are stored together, in order.
-		adjacent := func(row, d int32) (int32, bool) {
-			o := row + d
-			if o < 0 || int(o) >= n || s.rows[o].path != s.rows[row].path || s.rows[o].seq != s.rows[row].seq+int(d) {
-				return 0, false
-			}
-			return o, true
-		}
-		best := func(row int32) float64 {
+	for _, row := range sc.touched {
+		score := float64(scores[row])
+		if r.Neighbour != 0 {
+			// A row's neighbours are the previous and next chunks of its
+			// file, stored just before and after it.
+			adj := s.adj[row]
 			var b float32
-			for _, d := range []int32{-1, 1} {
-				if o, ok := adjacent(row, d); ok {
-					b = max(b, scores[o])
-				}
+			if adj&adjPrev != 0 {
+				b = max(b, scores[row-1])
 			}
-			return float64(scores[row]) + r.Neighbour*float64(b)
+			if adj&adjNext != 0 {
+				b = max(b, scores[row+1])
+			}
+			score += r.Neighbour * float64(b)
 		}
-		for _, row := range touched {
-			offer(row, best(row))
+		if len(h) == k && score < h[0].score {
+			continue
 		}
-	}
-	for _, row := range touched {
-		scores[row] = 0
+		if rw := &s.rows[row]; f.match(rw) {
+			h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
+		}
 	}
 	h.sort()
 	return h
@@ -178,6 +196,16 @@ func relevanceFloor(min float64, terms []queryTerm) float64 {
 		return math.Inf(-1)
 	}
 	return min
+}
+
+// scoreTerms returns scratch buffers holding every row's BM25F score for
+// terms, the rows scored listed in touched; release them.
+func (s *vecStore) scoreTerms(r *memstore.Ranking, readable func(row int32) bool, terms []queryTerm) *scratch {
+	sc := s.scratch(len(s.rows))
+	for _, t := range terms {
+		sc.touched = s.lex.score(r, t.id, t.weight, readable, sc.scores, sc.touched)
+	}
+	return sc
 }
 
 // fused is a hit with the row id to fetch its chunk by.
@@ -230,19 +258,23 @@ func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 const chunkColumns = `id, path, seq, workspace, scope, type, heading, start_line, end_line, context, text,
 	source, confidence, valid_from, invalid_at, expires_at, "commit"`
 
+// fetchQuery reads the chunks whose ids are in the JSON array given, with
+// one statement prepared once whatever their number.
+const fetchQuery = "SELECT " + chunkColumns + " FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+
 // fetch fills in the chunks of hits and returns them in order.
 func (i *Index) fetch(ctx context.Context, hits []fused) ([]memstore.Hit, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(hits))
+	ids := make([]byte, 0, 16*len(hits))
 	pos := make(map[int64]int, len(hits))
 	for k, h := range hits {
-		args[k] = h.id
+		ids = strconv.AppendInt(append(ids, ','), h.id, 10)
 		pos[h.id] = k
 	}
-	rows, err := i.db.QueryContext(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE id IN (?"+
-		strings.Repeat(", ?", len(hits)-1)+")", args...)
+	ids[0] = '['
+	rows, err := i.fetchStmt.QueryContext(ctx, string(append(ids, ']')))
 	if err != nil {
 		return nil, fmt.Errorf("search: fetch chunks: %w", err)
 	}

@@ -62,6 +62,19 @@ CREATE TABLE state (
 	embedder TEXT    NOT NULL,
 	dim      INTEGER NOT NULL
 );
+` + generationSchema
+
+// generationSchema holds the file's generation: a number every write
+// transaction, by any process, increments. A search compares it with the
+// generation its in-memory rows were loaded or last updated at, and reloads
+// them when another process wrote the file since. Files created before it
+// existed have it added by Open (addGeneration).
+const generationSchema = `
+CREATE TABLE generation (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	n  INTEGER NOT NULL
+);
+INSERT INTO generation (id, n) VALUES (1, 0);
 `
 
 // mmapSize is the most of the index file SQLite maps into memory.
@@ -101,6 +114,10 @@ type Index struct {
 	mu   sync.RWMutex
 	dim  int       // recorded dimension; written under writeMu and mu
 	vecs *vecStore // nil until the first search loads it
+	gen  int64     // the file's generation vecs mirrors; written under mu
+
+	genStmt   *sql.Stmt // reads the generation
+	fetchStmt *sql.Stmt // reads the chunks of hits (fetchQuery)
 }
 
 var _ memstore.BatchIndex = (*Index)(nil)
@@ -152,11 +169,107 @@ func (i *Index) init(ctx context.Context) error {
 	default:
 		return fmt.Errorf("schema version %d, this build reads %d: %w", version, schemaVersion, ErrCorrupt)
 	}
+	if err := i.addGeneration(ctx); err != nil {
+		return err
+	}
 	st, err := i.State(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	i.dim = st.Dim
+	if i.genStmt, err = i.db.PrepareContext(ctx, "SELECT n FROM generation WHERE id = 1"); err != nil {
+		return classify(err)
+	}
+	if i.fetchStmt, err = i.db.PrepareContext(ctx, fetchQuery); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// addGeneration adds the generation table to a file written before it
+// existed. Another process may be adding it at the same time: the check is
+// repeated inside the write transaction.
+func (i *Index) addGeneration(ctx context.Context) error {
+	const exists = "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'generation')"
+	var ok bool
+	if err := i.db.QueryRowContext(ctx, exists).Scan(&ok); err != nil || ok {
+		return classify(err)
+	}
+	tx, err := i.db.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, exists).Scan(&ok); err != nil || ok {
+		return classify(err)
+	}
+	if _, err := tx.ExecContext(ctx, generationSchema); err != nil {
+		return fmt.Errorf("add the generation table: %w", classify(err))
+	}
+	return tx.Commit()
+}
+
+// generation returns the file's generation as committed now.
+func (i *Index) generation(ctx context.Context) (int64, error) {
+	var n int64
+	if err := i.genStmt.QueryRowContext(ctx).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the index generation: %w", classify(err))
+	}
+	return n, nil
+}
+
+// writeTx is a write transaction that has advanced the file's generation.
+type writeTx struct {
+	*sql.Tx
+	gen int64 // the generation it commits
+	// dim is the recorded dimension, as read in the transaction; a
+	// transaction that records another one sets it.
+	dim int
+	// reset tells that the transaction leaves the index empty.
+	reset bool
+}
+
+// begin starts a write transaction, advances the file's generation and
+// reads the recorded dimension. The transaction holds SQLite's write lock
+// from its start (_txlock=immediate), so no other process commits between
+// these reads and its commit.
+func (i *Index) begin(ctx context.Context) (*writeTx, error) {
+	tx, err := i.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &writeTx{Tx: tx}
+	if err := tx.QueryRowContext(ctx, "UPDATE generation SET n = n + 1 WHERE id = 1 RETURNING n").Scan(&w.gen); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("advance the index generation: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT dim FROM state WHERE id = 1), 0)").Scan(&w.dim); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("read the index dimension: %w", err)
+	}
+	return w, nil
+}
+
+// commit commits tx and brings the in-memory rows along, in one step for
+// searches. When they mirrored the generation just before tx, tx's changes
+// are all they miss: apply (nil: nothing to do) updates them and returns
+// whether they are still good. Otherwise another process wrote meanwhile,
+// and they are dropped for the next search to reload. After a reset they
+// are empty whatever came before.
+func (i *Index) commit(tx *writeTx, apply func(vs *vecStore) bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	switch {
+	case tx.reset:
+		i.vecs = newVecStore(tx.dim, 0)
+	case i.vecs == nil:
+	case tx.gen != i.gen+1 || apply != nil && !apply(i.vecs):
+		i.vecs = nil
+	}
+	i.gen, i.dim = tx.gen, tx.dim
 	return nil
 }
 
@@ -204,6 +317,11 @@ func (i *Index) Close() error {
 	i.mu.Lock()
 	i.vecs = nil
 	i.mu.Unlock()
+	for _, st := range []*sql.Stmt{i.genStmt, i.fetchStmt} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	if err := i.db.Close(); err != nil {
 		return fmt.Errorf("close index: %w", err)
 	}
@@ -232,31 +350,30 @@ func (i *Index) SetState(ctx context.Context, st memstore.IndexState) error {
 	}
 	i.writeMu.Lock()
 	defer i.writeMu.Unlock()
-	tx, err := i.db.BeginTx(ctx, nil)
+	tx, err := i.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("set index state: %w", err)
 	}
 	defer tx.Rollback()
-	if st.Dim != i.dim {
+	if st.Dim != tx.dim {
 		var any bool
 		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM chunks)").Scan(&any); err != nil {
 			return fmt.Errorf("set index state: %w", err)
 		}
 		if any {
 			return fmt.Errorf("set index state: dimension %d differs from the indexed %d; use Reset to re-embed: %w",
-				st.Dim, i.dim, memstore.ErrInvalid)
+				st.Dim, tx.dim, memstore.ErrInvalid)
 		}
 	}
-	if err := putState(ctx, tx, st); err != nil {
+	if err := putState(ctx, tx.Tx, st); err != nil {
 		return fmt.Errorf("set index state: %w", err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if err := tx.Commit(); err != nil {
+	// No chunk changes; a new dimension applies to an empty index, whose
+	// rows the next search loads.
+	keep := st.Dim == tx.dim
+	tx.dim = st.Dim
+	if err := i.commit(tx, func(vs *vecStore) bool { return keep }); err != nil {
 		return fmt.Errorf("set index state: %w", err)
-	}
-	if st.Dim != i.dim {
-		i.dim, i.vecs = st.Dim, nil
 	}
 	return nil
 }
@@ -269,7 +386,7 @@ func (i *Index) Reset(ctx context.Context, st memstore.IndexState) error {
 	i.writeMu.Lock()
 	defer i.writeMu.Unlock()
 	start := time.Now()
-	tx, err := i.db.BeginTx(ctx, nil)
+	tx, err := i.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("reset index: %w", err)
 	}
@@ -282,15 +399,14 @@ func (i *Index) Reset(ctx context.Context, st memstore.IndexState) error {
 			return fmt.Errorf("reset index: %w", err)
 		}
 	}
-	if err := putState(ctx, tx, st); err != nil {
+	if err := putState(ctx, tx.Tx, st); err != nil {
 		return fmt.Errorf("reset index: %w", err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if err := tx.Commit(); err != nil {
+	tx.dim = st.Dim
+	tx.reset = true
+	if err := i.commit(tx, nil); err != nil {
 		return fmt.Errorf("reset index: %w", err)
 	}
-	i.dim, i.vecs = st.Dim, newVecStore(st.Dim, 0)
 	i.log.Debug("index reset", logKeyDuration, time.Since(start))
 	return nil
 }

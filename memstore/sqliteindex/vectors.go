@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -28,12 +29,17 @@ type vecStore struct {
 	dim    int
 	cols   [][]float32
 	rows   []vecRow
+	adj    []uint8 // by row: adjPrev | adjNext
 	dead   int
 	byPath map[string][]int  // live rows of each path
 	byZone map[int32][]int32 // rows of each interned access zone (-1: open), ascending, dead ones included until compaction
 	names  map[string]int32  // interned workspace, scope and type values
 	lex    *lexicon          // the full-text index of the rows
-	pool   sync.Pool         // *[]float32 score buffers, zeroed when put back
+	pool   sync.Pool         // *scratch buffers, scores zeroed when put back
+	// minWork is the least work (products) per worker of the vector
+	// scan, and workers the most workers (0: GOMAXPROCS); tests change
+	// them to exercise the split on small corpora.
+	minWork, workers int
 }
 
 // vecRow is the metadata of one row.
@@ -47,15 +53,26 @@ type vecRow struct {
 	dead                 bool
 }
 
+// Bits of vecStore.adj: the row before (after) a row is the previous (next)
+// chunk of the same file, a neighbour whose full-text score the row shares
+// (memstore.Ranking.Neighbour).
+const (
+	adjPrev uint8 = 1 << iota
+	adjNext
+)
+
 func newVecStore(dim, capacity int) *vecStore {
 	s := &vecStore{
 		dim:    dim,
 		cols:   make([][]float32, dim),
 		rows:   make([]vecRow, 0, capacity),
+		adj:    make([]uint8, 0, capacity),
 		byPath: make(map[string][]int),
 		byZone: make(map[int32][]int32),
 		names:  make(map[string]int32),
 		lex:    newLexicon(capacity),
+
+		minWork: parallelWork,
 	}
 	for d := range s.cols {
 		s.cols[d] = make([]float32, 0, capacity)
@@ -253,8 +270,17 @@ func (s *vecStore) find(id int64, from int) int {
 	return -1
 }
 
-// appendRow records r, whose vector is already in cols.
+// appendRow records r, whose vector is already in cols, and whether it
+// follows the previous row in its file.
 func (s *vecStore) appendRow(r vecRow) {
+	var adj uint8
+	if n := len(s.rows); n > 0 {
+		if p := &s.rows[n-1]; p.seq == r.seq-1 && p.path == r.path {
+			s.adj[n-1] |= adjNext
+			adj = adjPrev
+		}
+	}
+	s.adj = append(s.adj, adj)
 	s.byPath[r.path] = append(s.byPath[r.path], len(s.rows))
 	s.byZone[r.zone] = append(s.byZone[r.zone], int32(len(s.rows)))
 	s.rows = append(s.rows, r)
@@ -342,7 +368,7 @@ func (s *vecStore) compact() {
 	}
 	s.lex.compact(keep)
 	rows := s.rows
-	s.rows = s.rows[:0]
+	s.rows, s.adj = s.rows[:0], s.adj[:0]
 	clear(s.byPath)
 	clear(s.byZone)
 	for _, r := range keep {
@@ -431,47 +457,111 @@ func better(a, b *ranked) bool {
 
 // search returns the top k rows passing f by dot product with vec, best
 // first. Only the non-zero dimensions of vec are read. When the access
-// filter lets few rows through, only those are scored.
+// filter lets few rows through, only those are scored; otherwise the rows
+// are split into ranges scanned in parallel (scanRange), each keeping its
+// own top k, merged at the end. Every row's score sums the same products in
+// the same order whichever way it is computed, and the order of rankings
+// (better) is total, so the result does not depend on the split.
 func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 	if len(s.rows) == 0 || k <= 0 || s.dim == 0 {
 		return nil
 	}
-	n := len(s.rows)
-	buf := s.scratch(n)
-	scores := (*buf)[:n]
-	defer func() {
-		clear(scores)
-		s.pool.Put(buf)
-	}()
-	h := make(topHeap, 0, k)
-	offer := func(r int) {
-		row := &s.rows[r]
-		score := float64(scores[r])
-		if len(h) == k && score < h[0].score || !f.match(row) {
-			return
+	dims := make([]int, 0, len(vec))
+	for d, w := range vec {
+		if w != 0 {
+			dims = append(dims, d)
 		}
-		h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
 	}
 	if rows := s.readableRows(f); rows != nil {
-		for d, w := range vec {
-			if w != 0 {
-				col := s.cols[d][:n]
-				for _, r := range rows {
-					scores[r] += w * col[r]
-				}
+		return s.searchRows(f, vec, dims, rows, k)
+	}
+	n := len(s.rows)
+	workers := min(cmp.Or(s.workers, runtime.GOMAXPROCS(0)), n*len(dims)/max(s.minWork, 1))
+	if workers <= 1 {
+		h := s.scanRange(f, vec, dims, 0, n, k)
+		h.sort()
+		return h
+	}
+	heaps := make([]topHeap, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heaps[w] = s.scanRange(f, vec, dims, lo, hi, k)
+		}()
+	}
+	wg.Wait()
+	h := heaps[0]
+	for _, o := range heaps[1:] {
+		for _, c := range o {
+			h.offer(c, k)
+		}
+	}
+	h.sort()
+	return h
+}
+
+// scanBlock is the number of rows scanRange scores at a time: their scores
+// stay in the first-level cache while every dimension is added in.
+const scanBlock = 2048
+
+// parallelWork is the least work (products of a query and a row's
+// dimension) per worker of the vector scan, a few milliseconds of one
+// core. Below that, waiting for a second core, which on a machine shared
+// with other work may be busy, costs more than it saves: the built-in
+// embedder's sparse queries over 100,000 chunks are scanned on one core, a
+// dense model's 384 dimensions on several.
+const parallelWork = 10_000_000
+
+// scanRange returns the best k rows of [lo, hi) passing f by dot product
+// with vec, whose non-zero dimensions are dims, as an unsorted heap.
+func (s *vecStore) scanRange(f *vecFilter, vec []float32, dims []int, lo, hi, k int) topHeap {
+	var block [scanBlock]float32
+	h := make(topHeap, 0, k)
+	for b := lo; b < hi; b += scanBlock {
+		e := min(b+scanBlock, hi)
+		scores := block[:e-b]
+		clear(scores)
+		ds := dims
+		for ; len(ds) >= 8; ds = ds[8:] {
+			var ws [8]float32
+			var xs [8][]float32
+			for j, d := range ds[:8] {
+				ws[j], xs[j] = vec[d], s.cols[d][b:e]
+			}
+			axpy8(scores, &ws, &xs)
+		}
+		for _, d := range ds {
+			axpy(scores, vec[d], s.cols[d][b:e])
+		}
+		for j, sc := range scores {
+			score := float64(sc)
+			if len(h) == k && score < h[0].score {
+				continue
+			}
+			if row := &s.rows[b+j]; f.match(row) {
+				h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: score}, k)
 			}
 		}
-		for _, r := range rows {
-			offer(int(r))
+	}
+	return h
+}
+
+// searchRows is search over rows alone (ascending).
+func (s *vecStore) searchRows(f *vecFilter, vec []float32, dims []int, rows []int32, k int) []ranked {
+	h := make(topHeap, 0, k)
+	for _, r := range rows {
+		var score float32
+		for _, d := range dims {
+			score += vec[d] * s.cols[d][r]
 		}
-	} else {
-		for d, w := range vec {
-			if w != 0 {
-				axpy(scores, w, s.cols[d][:n])
-			}
+		if len(h) == k && float64(score) < h[0].score {
+			continue
 		}
-		for r := range s.rows {
-			offer(r)
+		if row := &s.rows[r]; f.match(row) {
+			h.offer(ranked{id: row.id, path: row.path, seq: row.seq, score: float64(score)}, k)
 		}
 	}
 	h.sort()
@@ -501,15 +591,34 @@ func (s *vecStore) readableRows(f *vecFilter) []int32 {
 	return rows
 }
 
-// scratch returns a zeroed score buffer of at least n values; put it back
-// into s.pool zeroed.
-func (s *vecStore) scratch(n int) *[]float32 {
-	buf, _ := s.pool.Get().(*[]float32)
-	if buf == nil || cap(*buf) < n {
-		b := make([]float32, n)
-		buf = &b
+// scratch holds a full-text search's working buffers: a score for every
+// row, zero but for the rows in touched.
+type scratch struct {
+	scores  []float32
+	touched []int32
+}
+
+// scratch returns a search's buffers with a score for each of n rows, all
+// zero; release puts them back.
+func (s *vecStore) scratch(n int) *scratch {
+	sc, _ := s.pool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
 	}
-	return buf
+	if cap(sc.scores) < n {
+		sc.scores = make([]float32, n)
+	}
+	sc.scores = sc.scores[:n]
+	return sc
+}
+
+// release zeroes the scores sc touched and returns it to the pool.
+func (s *vecStore) release(sc *scratch) {
+	for _, r := range sc.touched {
+		sc.scores[r] = 0
+	}
+	sc.touched = sc.touched[:0]
+	s.pool.Put(sc)
 }
 
 // axpy adds a*x to y.
@@ -524,6 +633,27 @@ func axpy(y []float32, a float32, x []float32) {
 	}
 	for ; i < len(y); i++ {
 		y[i] += a * x[i]
+	}
+}
+
+// axpy8 adds ws[j]*xs[j] to v for j = 0..7, in that order: each value of v
+// takes the same roundings as from eight calls of axpy, but is loaded and
+// stored once.
+func axpy8(v []float32, ws *[8]float32, xs *[8][]float32) {
+	n := len(v)
+	x0, x1, x2, x3, x4, x5, x6, x7 := xs[0][:n], xs[1][:n], xs[2][:n], xs[3][:n], xs[4][:n], xs[5][:n], xs[6][:n], xs[7][:n]
+	a0, a1, a2, a3, a4, a5, a6, a7 := ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6], ws[7]
+	for i := range v {
+		s := v[i]
+		s += a0 * x0[i]
+		s += a1 * x1[i]
+		s += a2 * x2[i]
+		s += a3 * x3[i]
+		s += a4 * x4[i]
+		s += a5 * x5[i]
+		s += a6 * x6[i]
+		s += a7 * x7[i]
+		v[i] = s
 	}
 }
 

@@ -24,53 +24,52 @@ func (i *Index) Replace(ctx context.Context, path string, chunks []memstore.Chun
 // ReplaceMany is Replace for every path of files, in one transaction, so a
 // rebuild commits once per batch of files instead of once per file.
 func (i *Index) ReplaceMany(ctx context.Context, files map[string][]memstore.Chunk) error {
+	paths := slices.Sorted(maps.Keys(files))
+	if len(paths) == 0 {
+		return nil
+	}
 	i.writeMu.Lock()
 	defer i.writeMu.Unlock()
-	paths := slices.Sorted(maps.Keys(files))
+	start := time.Now()
+	tx, err := i.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", paths[0], err)
+	}
+	defer tx.Rollback()
 	for _, path := range paths {
 		for k := range files[path] {
 			c := &files[path][k]
 			if c.Path != path {
 				return fmt.Errorf("replace %s: chunk %d has path %q: %w", path, k, c.Path, memstore.ErrInvalid)
 			}
-			if len(c.Embedding) != i.dim {
+			if len(c.Embedding) != tx.dim {
 				return fmt.Errorf("replace %s: chunk %d has a %d-dim embedding, the index records %d (Reset with the embedder's state first): %w",
-					path, c.Seq, len(c.Embedding), i.dim, memstore.ErrInvalid)
+					path, c.Seq, len(c.Embedding), tx.dim, memstore.ErrInvalid)
 			}
 		}
 	}
-	if len(paths) == 0 {
-		return nil
-	}
-	start := time.Now()
-	tx, err := i.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("replace %s: %w", paths[0], err)
-	}
-	defer tx.Rollback()
 	ids := make(map[string][]int64, len(paths))
 	rows := 0
 	for _, path := range paths {
-		if err := deleteWhere(ctx, tx, "path = ?", path); err != nil {
+		if err := deleteWhere(ctx, tx.Tx, "path = ?", path); err != nil {
 			return fmt.Errorf("replace %s: %w", path, err)
 		}
-		if ids[path], err = insertChunks(ctx, tx, files[path]); err != nil {
+		if ids[path], err = insertChunks(ctx, tx.Tx, files[path]); err != nil {
 			return fmt.Errorf("replace %s: %w", path, err)
 		}
 		rows += len(files[path])
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("replace %s: %w", paths[0], err)
-	}
-	if i.vecs != nil {
-		i.vecs.removePaths(paths)
+	err = i.commit(tx, func(vs *vecStore) bool {
+		vs.removePaths(paths)
 		for _, path := range paths {
 			for k := range files[path] {
-				i.vecs.add(ids[path][k], &files[path][k])
+				vs.add(ids[path][k], &files[path][k])
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", paths[0], err)
 	}
 	i.log.Debug("replaced paths", logKeyPath, paths[0], logKeyFiles, len(paths), logKeyRows, rows, logKeyDuration, time.Since(start))
 	return nil
@@ -83,22 +82,21 @@ func (i *Index) DeletePath(ctx context.Context, path string) error {
 	dir := path + "/"
 	i.writeMu.Lock()
 	defer i.writeMu.Unlock()
-	tx, err := i.db.BeginTx(ctx, nil)
+	tx, err := i.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
 	defer tx.Rollback()
 	// '0' follows '/' in byte order: [dir, path+"0") is everything below dir.
-	if err := deleteWhere(ctx, tx, "path = ? OR (path >= ? AND path < ?)", path, dir, path+"0"); err != nil {
+	if err := deleteWhere(ctx, tx.Tx, "path = ? OR (path >= ? AND path < ?)", path, dir, path+"0"); err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if err := tx.Commit(); err != nil {
+	err = i.commit(tx, func(vs *vecStore) bool {
+		vs.remove(func(p string) bool { return p == path || strings.HasPrefix(p, dir) })
+		return true
+	})
+	if err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
-	}
-	if i.vecs != nil {
-		i.vecs.remove(func(p string) bool { return p == path || strings.HasPrefix(p, dir) })
 	}
 	i.log.Debug("deleted path", logKeyPath, path)
 	return nil
