@@ -289,6 +289,9 @@ func TestStore_InterruptedWriteIsRepairedByTheNextWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, a, "/memories/notes/a.md", "a\n")
+	// a's own write settles first: a live store removes its journal once
+	// the files are flushed, which must not race the leftovers below.
+	waitSettled(t, a.Dir())
 	// The process "dies" after its commit: the file is missing, the
 	// journal names it.
 	if err := os.Remove(filepath.Join(a.Dir(), "notes", "a.md")); err != nil {
