@@ -279,10 +279,11 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 	}
 	req.Packfile = io.NopCloser(&buf)
 	rs, err := sess.ReceivePack(ctx, req)
-	if err == nil && rs != nil {
+	reported := err == nil && rs != nil
+	if reported {
 		err = rs.Error()
 	}
-	if err == nil && rs != nil {
+	if err == nil && reported {
 		r.contact(next)
 		return nil
 	}
@@ -294,8 +295,15 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 		return err
 	case herr != nil:
 		return herr
+	case cur == next && !reported:
+		return nil // it landed; only its answer was lost
 	case cur == next:
-		return nil // it landed
+		// The server refused this update, yet the branch names the same
+		// commit: another replica made the identical change on the same
+		// head within the same second. That write is not this one, which
+		// is prepared again on it (and a str_replace then finds its text
+		// gone), so that two writes are never acknowledged as one.
+		return errRemoteMoved
 	case cur != old:
 		return errRemoteMoved
 	case err != nil:
