@@ -62,10 +62,11 @@ func numPlaceholder(s string) bool {
 }
 
 // placeholders returns the exactly counted values of cp that look like
-// stand-ins for "unknown": for numbers, a placeholder-shaped value at the
-// column's minimum or maximum seen at least twice (a negative one only if
-// no other value is negative); for codes, a placeholder-shaped value seen
-// at least twice; for text, words such as Unspecified or Unknown.
+// stand-ins for "unknown", most frequent first (ties by value), from the
+// value counts sc in any order: for numbers, a placeholder-shaped value at
+// the column's minimum or maximum seen at least twice (a negative one only
+// if no other value is negative); for codes, a placeholder-shaped value
+// seen at least twice; for text, words such as Unspecified or Unknown.
 func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 	var out []ValueCount
 	for _, v := range sc {
@@ -75,12 +76,18 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 		t := trimSpace(v.Value)
 		switch cp.Type {
 		case TypeInteger, TypeDecimal:
+			if v.Count < 2 || !numPlaceholder(t) {
+				continue
+			}
 			n := cp.Numeric
-			f, err := strconv.ParseFloat(strings.Replace(strings.ReplaceAll(t, ".", ""), ",", ".", 1), 64)
-			if cp.Format != formatDecComma {
+			var f float64
+			var err error
+			if cp.Format == formatDecComma {
+				f, err = strconv.ParseFloat(strings.Replace(strings.ReplaceAll(t, ".", ""), ",", ".", 1), 64)
+			} else {
 				f, err = strconv.ParseFloat(t, 64)
 			}
-			if err != nil || v.Count < 2 || !numPlaceholder(t) {
+			if err != nil {
 				continue
 			}
 			if f == n.Max && f > 0 || f == n.Min && f < 0 && n.Negatives == v.Count {
@@ -96,6 +103,7 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 			}
 		}
 	}
+	sortCounts(out)
 	return out
 }
 

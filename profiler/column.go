@@ -672,11 +672,11 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// sortedCounts returns the value counts, most frequent first, ties by
-// value, so the output is deterministic. Counts of values counted exactly
-// are exact; after overflow, the heavy-hitter sketch's entries come with
-// a guaranteed range [Min, Count] (Approx).
-func (c *colAcc) sortedCounts() []ValueCount {
+// valueCounts returns the value counts, in no particular order (sort them
+// with sortCounts). Counts of values counted exactly are exact; after
+// overflow, the heavy-hitter sketch's entries come with a guaranteed range
+// [Min, Count] (Approx).
+func (c *colAcc) valueCounts() []ValueCount {
 	out := make([]ValueCount, 0, len(c.keys))
 	for i, k := range c.keys {
 		v, short := fullKey(k)
@@ -692,6 +692,5 @@ func (c *colAcc) sortedCounts() []ValueCount {
 			out = append(out, vc)
 		}
 	}
-	sortCounts(out)
 	return out
 }

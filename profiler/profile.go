@@ -515,7 +515,9 @@ func (c *colAcc) finish() *ColumnProfile {
 			cp.Warnings = append(cp.Warnings, w)
 		}
 	}
-	sc := c.sortedCounts()
+	// Sorting thousands of distinct numbers or dates costs more than the
+	// rest of their profile, and only catalogs need the order: sort there.
+	sc := c.valueCounts()
 	if main == nil {
 		ratio := float64(cp.Distinct) / float64(nn)
 		switch {
@@ -570,10 +572,12 @@ func (c *colAcc) finish() *ColumnProfile {
 	}
 	switch cp.Type {
 	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
+		sortCounts(sc)
 		c.catalog(cp, sc, nn)
 	case TypeInteger, TypeDecimal, TypeDate, TypeDateTime:
 		// a short catalog is worth listing whatever the type
 		if !c.overflow && len(sc) <= catalogTop {
+			sortCounts(sc)
 			cp.Top = sc
 		}
 	}
