@@ -93,10 +93,20 @@ func (p *TableProfile) Markdown(budget int) string {
 	for i, c := range p.Columns {
 		plans[i] = c.plan(p.Rows, lead)
 	}
-	fixed := Tokens(p.header(plans)) + Tokens(p.footer(0, plans, false)) + 2
+	// The search below counts the same lines again and again.
+	counted := map[string]int{}
+	tokens := func(s string) int {
+		n, ok := counted[s]
+		if !ok {
+			n = Tokens(s)
+			counted[s] = n
+		}
+		return n
+	}
+	fixed := tokens(p.header(plans)) + tokens(p.footer(0, plans, false)) + 2
 	total := fixed
 	for _, pl := range plans {
-		pl.cost = Tokens(pl.line()) + 1
+		pl.cost = tokens(pl.line()) + 1
 		total += pl.cost
 	}
 	if total > budget && !protect {
@@ -105,7 +115,7 @@ func (p *TableProfile) Markdown(budget int) string {
 	try := func(pl *colPlan, it *item, alt, limit int) bool {
 		old := it.pick
 		it.pick = alt
-		c := Tokens(pl.line()) + 1
+		c := tokens(pl.line()) + 1
 		if total-pl.cost+c <= limit {
 			total += c - pl.cost
 			pl.cost = c
@@ -153,7 +163,7 @@ func (p *TableProfile) Markdown(budget int) string {
 	}
 	samples := 0
 	for n := min(3, len(p.Samples)); n > 0; n-- {
-		if total+Tokens(p.sampleBlock(n)) <= budget-noteReserve {
+		if total+tokens(p.sampleBlock(n)) <= budget-noteReserve {
 			samples = n
 			break
 		}
