@@ -2,10 +2,11 @@ package refresh
 
 import (
 	"encoding/json"
-
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // Outcomes of a refresh run.
@@ -39,13 +40,20 @@ func (s *Snapshots) statusFile(ws, artifact string) string {
 	return filepath.Join(s.dir, "status", ws, artifact+".json")
 }
 
-// SaveStatus records the last run of an artifact.
+// SaveStatus records the last run of an artifact. The record is replaced
+// whole but not flushed, as it is written before every refresh returns: a
+// crash may lose it (a run that committed is in the history), never tear
+// it, and a lost one only means the next run lints the program again.
 func (s *Snapshots) SaveStatus(st Status) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(s.statusFile(st.Workspace, st.Artifact), data)
+	p := s.statusFile(st.Workspace, st.Artifact)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteAtomic(p, data, false)
 }
 
 // LastStatus is the last run of an artifact; ok is false when it never ran
