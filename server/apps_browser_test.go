@@ -196,4 +196,23 @@ func TestBrowser_AppsView(t *testing.T) {
 	// The artifact's own view renders the current data by itself.
 	mount(appsDashView)
 	check("the artifact's own view", v2, snap2)
+
+	// A page that does not render new data in place is loaded again with
+	// the new data.
+	a.cli("", "artifact", "init", "demo", "plain", "--source", "weekly", "--title", "Weekly sales")
+	a.cli("", "replace", "/memories/workspaces/demo/artifacts/plain/app.js", "e.preventDefault();\n    show(e.detail);", "return;")
+	args = map[string]any{"workspace": "demo", "artifact": "plain"}
+	mount(viewer)
+	refresh("plain, version 2")
+	check("plain, version 2", v2, snapshotOf())
+	if _, err := browsertest.EvalInFrame[bool](page, "selmem-view", `document.documentElement.setAttribute("data-old", "yes"), true`); err != nil {
+		t.Fatal(err)
+	}
+	v3 := salesV2(v2)
+	a.write("sales-w3.csv", salesCSV(v3, true), time.Hour)
+	refresh("plain, version 3")
+	check("plain, version 3", v3, snapshotOf())
+	if old, err := browsertest.EvalInFrame[bool](page, "selmem-view", `document.documentElement.hasAttribute("data-old")`); err != nil || old {
+		t.Errorf("the page that does not render in place was not loaded again (%v)", err)
+	}
 }
