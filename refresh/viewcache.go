@@ -7,7 +7,7 @@ const viewCacheEntries = 4
 
 // viewCache keeps, for the last few snapshots, their data by column and
 // its encodings for views, so that a view after a refresh neither reads
-// nor parses the snapshot again.
+// nor parses nor encodes the snapshot again.
 type viewCache struct {
 	max int64 // the view cap: larger data is kept only for an aggregate
 
@@ -31,15 +31,21 @@ type aggregated struct {
 }
 
 // keep caches the data of snapshot sha (size bytes) when a view may show
-// it: within the cap, or with an aggregate declared.
+// it: within the cap, or with an aggregate declared. Data within the cap
+// is encoded by column at once: the caller runs while the refresh
+// profiles the data, so the view after the refresh finds it ready.
 func (c *viewCache) keep(sha string, size int64, frame func() *Frame, settings *ViewSettings) {
 	if size > c.max && (settings == nil || settings.Aggregate == nil || size > MaxAggregateBytes) {
 		return
 	}
 	f := frame()
+	e := &viewEntry{sha: sha, size: size, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}}
+	if size <= c.max {
+		e.encoded[""] = f.Columnar(nil)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.put(&viewEntry{sha: sha, size: size, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
+	c.put(e)
 }
 
 // size returns the size of snapshot sha's text, when its data is cached.
