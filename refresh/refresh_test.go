@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/gate"
+	"github.com/selmem/selmem/schemas"
 )
 
 const (
@@ -195,5 +200,64 @@ func TestRefresh_Lint(t *testing.T) {
 		if !strings.Contains(got, "app.js:1") || !strings.Contains(got, "app.js:2") {
 			t.Errorf("run %d: lint = %q, want the region on line 1 and the total on line 2", i, got)
 		}
+	}
+}
+
+// TestRefresh_RefusedCommitKeepsTheBoundSnapshot refreshes with data whose
+// profile the store refuses (the workspace would exceed its size cap): the
+// refresh fails, the new snapshot is gone, and the artifact still shows the
+// snapshot it is bound to, retained even when only one is kept.
+func TestRefresh_RefusedCommitKeepsTheBoundSnapshot(t *testing.T) {
+	ctx := context.Background()
+	home, data := t.TempDir(), t.TempDir()
+	store, err := memstore.Open(ctx, home, &memstore.Options{Durability: memstore.DurabilityOS,
+		Limits: gate.Limits{MaxFileBytes: 1024, MaxWorkspaceBytes: 1700, MaxDepth: gate.DefaultMaxDepth, MaxNameBytes: gate.DefaultMaxNameBytes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close(ctx)
+	snaps, err := OpenSnapshots(filepath.Join(home, "data"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{home: home, data: data, store: store, r: New(store, snaps, &Options{Access: schemas.Access{Roots: []string{data}}})}
+	f.bindFile(t, f.writeData(t, "orders.csv", dataV1))
+	if _, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"}); err != nil {
+		t.Fatal(err)
+	}
+	bound, err := f.r.ReadBinding(ctx, "sales", "dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := head(t, store)
+
+	var big strings.Builder
+	big.WriteString("region,amount,units,day\n")
+	for i := range 300 {
+		fmt.Fprintf(&big, "%s,%d.5,%d,2026-11-%02d\n", strings.Repeat(fmt.Sprintf("Region number %d of a long list ", i), 3), i, i%9, 1+i%28)
+	}
+	f.writeData(t, "orders.csv", big.String())
+	if _, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"}); err == nil || !strings.Contains(err.Error(), "workspace") {
+		t.Fatalf("a refresh whose commit the store refuses: %v", err)
+	}
+	if head(t, store) != h {
+		t.Error("the refused refresh moved the branch")
+	}
+	objects, _ := filepath.Glob(filepath.Join(snaps.dir, "objects", "*", "*.json"))
+	if len(objects) != 1 || filepath.Base(objects[0]) != bound.Snapshot.SHA256+".json" {
+		t.Errorf("snapshots left: %v; want only the bound %s", objects, bound.Snapshot.SHA256)
+	}
+	if refs := snaps.readRefs(snaps.refsFile("sales", "dash")); !slices.Equal(refs, []string{bound.Snapshot.SHA256}) {
+		t.Errorf("retained %v; want the bound snapshot only", refs)
+	}
+	v, err := f.r.View(ctx, "sales", "dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown, err := v.Injected(); err != nil || !strings.Contains(string(shown), `"region":"EMEA"`) {
+		t.Errorf("the view after the refused refresh: %.200s, %v", shown, err)
+	}
+	if st, ok := snaps.LastStatus("sales", "dash"); !ok || st.Outcome != OutcomeFailed {
+		t.Errorf("last status %+v", st)
 	}
 }
