@@ -367,21 +367,44 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	}
 
 	t0 = time.Now()
+	// The snapshot is recorded as the artifact's newest while the commit
+	// is made. The snapshot bound so far stays retained until then, and a
+	// commit that fails takes the record back and the snapshot with it.
+	var bound string
+	if b.Snapshot != nil {
+		bound = b.Snapshot.SHA256
+	}
+	type retained struct {
+		added bool
+		err   error
+	}
+	retainc := make(chan retained, 1)
+	go func() {
+		added, err := r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha, bound)
+		retainc <- retained{added, err}
+	}()
+	undo := func() {
+		if rt := <-retainc; rt.added {
+			r.snaps.Release(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha)
+			return
+		}
+		r.snaps.Discard(context.WithoutCancel(ctx), so.sha)
+	}
 	next.Snapshot = &SnapshotRef{SHA256: so.sha, Rows: t.Rows, Columns: len(t.Columns), RefreshedAt: r.opts.Now().UTC().Truncate(time.Second), Source: ref}
 	plan, files, err := schemas.Plan(ctx, r.store, req.Workspace, next.SchemaName(), tp, ref, 0)
 	if err != nil {
-		r.snaps.Discard(ctx, so.sha)
+		undo()
 		return Result{}, err
 	}
 	files[BindingPath(req.Workspace, req.Artifact)] = next.Marshal()
 	w := &memstore.WriteOptions{Tool: Name, Source: memstore.SourceTrustedToolResult, Author: r.opts.Author}
 	wr, err := r.store.Put(ctx, files, w)
 	if err != nil {
-		r.snaps.Discard(context.WithoutCancel(ctx), so.sha)
+		undo()
 		return Result{}, err
 	}
-	if err := r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha); err != nil {
-		r.log.Warn("refresh: recording the snapshot's retention failed", "err", err)
+	if rt := <-retainc; rt.err != nil {
+		r.log.Warn("refresh: recording the snapshot's retention failed", "err", rt.err)
 	}
 	res.Timings.Commit = ms(time.Since(t0))
 	res.Outcome, res.Binding, res.Commit = OutcomeRefreshed, &next, wr.Commit

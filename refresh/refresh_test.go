@@ -261,3 +261,61 @@ func TestRefresh_RefusedCommitKeepsTheBoundSnapshot(t *testing.T) {
 		t.Errorf("last status %+v", st)
 	}
 }
+
+// TestSnapshots_RetainHoldsTheBoundSnapshot keeps one snapshot per
+// artifact: retaining a new one keeps the one still bound (hold) until the
+// next, and releasing a new one after a failed commit forgets and deletes
+// it.
+func TestSnapshots_RetainHoldsTheBoundSnapshot(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSnapshots(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(data string) string {
+		t.Helper()
+		sha, err := s.Put([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+	a, b, c := put(`{"v":"a"}`), put(`{"v":"b"}`), put(`{"v":"c"}`)
+	stored := func(sha string) bool { _, err := s.Get(sha); return err == nil }
+	check := func(step string, want []string, gone ...string) {
+		t.Helper()
+		if got := s.readRefs(s.refsFile("ws", "dash")); !slices.Equal(got, want) {
+			t.Errorf("%s: retained %v, want %v", step, got, want)
+		}
+		for _, sha := range want {
+			if !stored(sha) {
+				t.Errorf("%s: retained snapshot %s is gone", step, sha[:8])
+			}
+		}
+		for _, sha := range gone {
+			if stored(sha) {
+				t.Errorf("%s: snapshot %s is still stored", step, sha[:8])
+			}
+		}
+	}
+	for _, step := range []struct {
+		name      string
+		do        func() bool // reports whether Retain added
+		wantAdded bool
+		want      []string
+		gone      []string
+	}{
+		{"first", func() bool { added, _ := s.Retain(ctx, "ws", "dash", a, ""); return added }, true, []string{a}, nil},
+		{"next, a still bound", func() bool { added, _ := s.Retain(ctx, "ws", "dash", b, a); return added }, true, []string{a, b}, nil},
+		{"the commit failed", func() bool { s.Release(ctx, "ws", "dash", b); return false }, false, []string{a}, []string{b}},
+		{"a again", func() bool { added, _ := s.Retain(ctx, "ws", "dash", a, a); return added }, false, []string{a}, []string{b}},
+		{"c, a bound", func() bool { added, _ := s.Retain(ctx, "ws", "dash", c, a); return added }, true, []string{a, c}, nil},
+		{"a, c bound", func() bool { added, _ := s.Retain(ctx, "ws", "dash", a, c); return added }, false, []string{c, a}, nil},
+		{"c again, nothing held", func() bool { added, _ := s.Retain(ctx, "ws", "dash", c, ""); return added }, false, []string{c}, []string{a}},
+	} {
+		if added := step.do(); added != step.wantAdded {
+			t.Errorf("%s: added %v, want %v", step.name, added, step.wantAdded)
+		}
+		check(step.name, step.want, step.gone...)
+	}
+}

@@ -93,24 +93,31 @@ func (s *Snapshots) refsFile(ws, artifact string) string {
 
 // Retain records sha as the artifact's newest snapshot and deletes the
 // artifact's snapshots beyond the newest keep that no artifact still
-// retains.
-func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha string) error {
+// retains, except hold (when not ""): the snapshot the artifact is bound to
+// until the commit that binds sha lands, which the next Retain drops.
+// added says sha was not retained by the artifact before (see Release).
+func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha, hold string) (added bool, err error) {
 	unlock, err := lockFile(ctx, filepath.Join(s.dir, "locks", "store.lock"))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
 	refs := s.readRefs(s.refsFile(ws, artifact))
+	added = !slices.Contains(refs, sha)
 	refs = append(slices.DeleteFunc(refs, func(r string) bool { return r == sha }), sha)
-	var dropped []string
-	if len(refs) > s.keep {
-		dropped, refs = refs[:len(refs)-s.keep], refs[len(refs)-s.keep:]
+	var dropped, kept []string
+	for i, r := range refs {
+		if i < len(refs)-s.keep && r != hold {
+			dropped = append(dropped, r)
+		} else {
+			kept = append(kept, r)
+		}
 	}
-	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(refs, "\n")+"\n")); err != nil {
-		return fmt.Errorf("refresh: record the snapshot: %w", err)
+	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(kept, "\n")+"\n")); err != nil {
+		return added, fmt.Errorf("refresh: record the snapshot: %w", err)
 	}
 	if len(dropped) == 0 {
-		return nil
+		return added, nil
 	}
 	held := s.allRefs()
 	for _, d := range dropped {
@@ -118,7 +125,26 @@ func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha string) error 
 			s.remove(d)
 		}
 	}
-	return nil
+	return added, nil
+}
+
+// Release takes back the Retain that added sha, for a commit that failed:
+// it forgets sha for the artifact and deletes it unless an artifact
+// retains it.
+func (s *Snapshots) Release(ctx context.Context, ws, artifact, sha string) {
+	unlock, err := lockFile(ctx, filepath.Join(s.dir, "locks", "store.lock"))
+	if err != nil {
+		return
+	}
+	defer unlock()
+	refs := s.readRefs(s.refsFile(ws, artifact))
+	refs = slices.DeleteFunc(refs, func(r string) bool { return r == sha })
+	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(refs, "\n")+"\n")); err != nil {
+		return // sha stays retained: kept too long, never lost
+	}
+	if !s.allRefs()[sha] {
+		s.remove(sha)
+	}
 }
 
 // Discard deletes a snapshot that was stored for a refresh that then
