@@ -160,10 +160,16 @@ type IndexHealth struct {
 // maxBehind bounds the history CheckIndex walks to count the lag.
 const maxBehind = 100_000
 
+// IndexStater is what CheckIndex reads of an index: an Index, or an index
+// file opened only to be looked at.
+type IndexStater interface {
+	State(ctx context.Context) (IndexState, error)
+}
+
 // CheckIndex compares what idx says it mirrors with head (the commit
 // CheckRepository read) and with the configured embedder, without
 // changing the index (Open would catch it up; CheckIndex only looks).
-func CheckIndex(ctx context.Context, home string, idx Index, emb Embedder, head string) (IndexHealth, error) {
+func CheckIndex(ctx context.Context, home string, idx IndexStater, emb Embedder, head string) (IndexHealth, error) {
 	h := IndexHealth{Behind: -1}
 	st, err := idx.State(ctx)
 	if err != nil {

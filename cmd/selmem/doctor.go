@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,8 +159,9 @@ func (e *openIndexError) Unwrap() error { return e.Err }
 // head, without changing it.
 func (a *app) inspectSQLiteIndex(ctx context.Context, emb memstore.Embedder, head string) (memstore.IndexHealth, error) {
 	path := filepath.Join(a.cfg.Home, "index", "index.db")
-	// Opened as is: openSQLiteIndex would replace a corrupt index.
-	idx, err := sqliteindex.Open(path, &sqliteindex.Options{Logger: slog.New(slog.DiscardHandler)})
+	// Opened read-only and as is: openSQLiteIndex would replace a corrupt
+	// index, and Open upgrades one an older version wrote.
+	idx, err := sqliteindex.Inspect(ctx, path)
 	if err != nil {
 		return memstore.IndexHealth{Behind: -1}, &openIndexError{Err: err}
 	}

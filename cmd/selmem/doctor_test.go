@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -66,6 +68,37 @@ func TestCLI_DoctorHealthy(t *testing.T) {
 		if l := doctorLine(t, stdout, c); !strings.HasPrefix(l, "ok ") {
 			t.Errorf("%s: %q, want ok", c, l)
 		}
+	}
+}
+
+// TestCLI_DoctorLeavesAnOlderIndexAsItIs: doctor looks at an index file an
+// older version wrote (without the generation table) without upgrading it
+// or writing a byte to it or its log; the next server or command upgrades
+// it.
+func TestCLI_DoctorLeavesAnOlderIndexAsItIs(t *testing.T) {
+	home := doctorHome(t)
+	path := filepath.Join(home, "index", "index.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("DROP TABLE generation"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, home, "", "doctor")
+	if code != exitOK || !strings.HasPrefix(doctorLine(t, stdout, "index (embedded)"), "ok ") {
+		t.Fatalf("doctor: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("doctor changed the index file (%v)", err)
+	}
+	if wal, err := os.ReadFile(path + "-wal"); err == nil && len(wal) > 0 {
+		t.Errorf("doctor wrote %d bytes of log beside the index", len(wal))
 	}
 }
 

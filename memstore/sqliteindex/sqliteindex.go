@@ -330,8 +330,13 @@ func (i *Index) Close() error {
 
 // State returns the recorded state, or the zero IndexState.
 func (i *Index) State(ctx context.Context) (memstore.IndexState, error) {
+	return readState(ctx, i.db)
+}
+
+// readState reads the state row of the index file db holds.
+func readState(ctx context.Context, db *sql.DB) (memstore.IndexState, error) {
 	var st memstore.IndexState
-	err := i.db.QueryRowContext(ctx, `SELECT "commit", embedder, dim FROM state WHERE id = 1`).
+	err := db.QueryRowContext(ctx, `SELECT "commit", embedder, dim FROM state WHERE id = 1`).
 		Scan(&st.Commit, &st.Embedder, &st.Dim)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memstore.IndexState{}, nil

@@ -206,3 +206,73 @@ func TestIndex_InvalidArguments(t *testing.T) {
 		t.Errorf("after rejected calls: Search = %d hits, %v; want the original chunk", len(hits), err)
 	}
 }
+
+// TestInspect opens index files read-only: it reads the state of an index,
+// and fails, creating nothing, on a missing file, a file that is not an
+// index and one of another schema version.
+func TestInspect(t *testing.T) {
+	ctx := context.Background()
+	want := memstore.IndexState{Commit: "0123456789abcdef0123456789abcdef01234567", Embedder: "builtin", Dim: 256}
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, path string)
+		corrupt bool // the error wraps ErrCorrupt
+		ok      bool
+	}{
+		{"index", func(t *testing.T, path string) {
+			idx, err := sqliteindex.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := idx.SetState(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+			idx.Close()
+		}, false, true},
+		{"missing", func(t *testing.T, path string) {}, false, false},
+		{"not a database", func(t *testing.T, path string) {
+			writeFile(t, path, []byte("# just some markdown, not SQLite\n"+string(make([]byte, 4096))))
+		}, true, false},
+		{"newer schema version", func(t *testing.T, path string) {
+			createIndex(t, path)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[63] = 99
+			writeFile(t, path, b)
+		}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "index.db")
+			tt.setup(t, path)
+			in, err := sqliteindex.Inspect(ctx, path)
+			if !tt.ok {
+				if err == nil {
+					in.Close()
+					t.Fatal("Inspect succeeded")
+				}
+				if tt.corrupt != errors.Is(err, sqliteindex.ErrCorrupt) {
+					t.Errorf("Inspect = %v; wraps ErrCorrupt: %v, want %v", err, errors.Is(err, sqliteindex.ErrCorrupt), tt.corrupt)
+				}
+				if tt.name == "missing" {
+					if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("Inspect created the missing file (%v)", err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if got, err := in.State(ctx); err != nil || got != want {
+				t.Errorf("State = %+v, %v; want %+v", got, err, want)
+			}
+		})
+	}
+	if _, err := sqliteindex.Inspect(ctx, "a?b.db"); !errors.Is(err, memstore.ErrInvalid) {
+		t.Errorf("Inspect of a path with '?' = %v, want ErrInvalid", err)
+	}
+}
