@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/schemas"
 )
 
@@ -24,14 +25,21 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts *Options) *fixture {
 	t.Helper()
+	return newFixtureWith(t, gate.Limits{}, 3, opts)
+}
+
+// newFixtureWith is newFixture with the store's limits (zero: the
+// defaults) and the snapshots kept per artifact.
+func newFixtureWith(t *testing.T, limits gate.Limits, keep int, opts *Options) *fixture {
+	t.Helper()
 	home := t.TempDir()
 	data := t.TempDir()
-	store, err := memstore.Open(context.Background(), home, &memstore.Options{Durability: memstore.DurabilityOS})
+	store, err := memstore.Open(context.Background(), home, &memstore.Options{Durability: memstore.DurabilityOS, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close(context.Background()) })
-	snaps, err := OpenSnapshots(filepath.Join(home, "data"), 3)
+	snaps, err := OpenSnapshots(filepath.Join(home, "data"), keep)
 	if err != nil {
 		t.Fatal(err)
 	}

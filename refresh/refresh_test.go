@@ -15,7 +15,6 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/gate"
-	"github.com/selmem/selmem/schemas"
 )
 
 const (
@@ -209,18 +208,8 @@ func TestRefresh_Lint(t *testing.T) {
 // snapshot it is bound to, retained even when only one is kept.
 func TestRefresh_RefusedCommitKeepsTheBoundSnapshot(t *testing.T) {
 	ctx := context.Background()
-	home, data := t.TempDir(), t.TempDir()
-	store, err := memstore.Open(ctx, home, &memstore.Options{Durability: memstore.DurabilityOS,
-		Limits: gate.Limits{MaxFileBytes: 1024, MaxWorkspaceBytes: 1700, MaxDepth: gate.DefaultMaxDepth, MaxNameBytes: gate.DefaultMaxNameBytes}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close(ctx)
-	snaps, err := OpenSnapshots(filepath.Join(home, "data"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{home: home, data: data, store: store, r: New(store, snaps, &Options{Access: schemas.Access{Roots: []string{data}}})}
+	f := newFixtureWith(t, gate.Limits{MaxFileBytes: 1024, MaxWorkspaceBytes: 1700, MaxDepth: gate.DefaultMaxDepth, MaxNameBytes: gate.DefaultMaxNameBytes}, 1, nil)
+	store, snaps := f.store, f.r.Snapshots()
 	f.bindFile(t, f.writeData(t, "orders.csv", dataV1))
 	if _, err := f.r.Refresh(ctx, Request{Workspace: "sales", Artifact: "dash"}); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func (s *Snapshots) Put(data []byte) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return sha, nil
 	}
-	if err := writeFile(p, data); err != nil {
+	if err := writeFile(p, data, true); err != nil {
 		return "", fmt.Errorf("refresh: store the snapshot: %w", err)
 	}
 	return sha, nil
@@ -113,7 +113,7 @@ func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha, hold string) 
 			kept = append(kept, r)
 		}
 	}
-	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(kept, "\n")+"\n")); err != nil {
+	if err := s.writeRefs(ws, artifact, kept); err != nil {
 		return added, fmt.Errorf("refresh: record the snapshot: %w", err)
 	}
 	if len(dropped) == 0 {
@@ -139,7 +139,7 @@ func (s *Snapshots) Release(ctx context.Context, ws, artifact, sha string) {
 	defer unlock()
 	refs := s.readRefs(s.refsFile(ws, artifact))
 	refs = slices.DeleteFunc(refs, func(r string) bool { return r == sha })
-	if err := writeFile(s.refsFile(ws, artifact), []byte(strings.Join(refs, "\n")+"\n")); err != nil {
+	if err := s.writeRefs(ws, artifact, refs); err != nil {
 		return // sha stays retained: kept too long, never lost
 	}
 	if !s.allRefs()[sha] {
@@ -228,11 +228,16 @@ func lockFile(ctx context.Context, p string) (func(), error) {
 	return func() { fsutil.Unlock(f); f.Close() }, nil
 }
 
-// writeFile writes data to p durably (see fsutil.WriteAtomic), creating
-// its directory.
-func writeFile(p string, data []byte) error {
+// writeRefs replaces the artifact's refs file, durably.
+func (s *Snapshots) writeRefs(ws, artifact string, refs []string) error {
+	return writeFile(s.refsFile(ws, artifact), []byte(strings.Join(refs, "\n")+"\n"), true)
+}
+
+// writeFile writes data to p whole (see fsutil.WriteAtomic), flushed when
+// sync, creating its directory.
+func writeFile(p string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return fsutil.WriteAtomic(p, data, true)
+	return fsutil.WriteAtomic(p, data, sync)
 }

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/selmem/selmem/internal/fsutil"
 )
 
 // Outcomes of a refresh run.
@@ -49,11 +47,7 @@ func (s *Snapshots) SaveStatus(st Status) error {
 	if err != nil {
 		return err
 	}
-	p := s.statusFile(st.Workspace, st.Artifact)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return fsutil.WriteAtomic(p, data, false)
+	return writeFile(s.statusFile(st.Workspace, st.Artifact), data, false)
 }
 
 // LastStatus is the last run of an artifact; ok is false when it never ran
