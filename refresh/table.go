@@ -421,10 +421,13 @@ func appendValue(buf []byte, a arrow.Array, i int, typ string) []byte {
 func appendValueText(buf []byte, s, typ string) []byte {
 	switch typ {
 	case TypeInteger:
-		return append(buf, s...)
+		if isInteger(s) {
+			return append(buf, s...)
+		}
+		fallthrough // not as typed (a snapshot changed by hand): as a number or null
 	case TypeNumber:
-		if isJSONNumber(s) {
-			return append(buf, s...) // checked finite when the column was typed
+		if isNumber(s) && isJSONNumber(s) {
+			return append(buf, s...)
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -432,7 +435,7 @@ func appendValueText(buf []byte, s, typ string) []byte {
 		}
 		return strconv.AppendFloat(buf, f, 'g', -1, 64)
 	case TypeBoolean:
-		if s[0] == 't' || s[0] == 'T' {
+		if s != "" && (s[0] == 't' || s[0] == 'T') {
 			return append(buf, "true"...)
 		}
 		return append(buf, "false"...)
@@ -440,10 +443,10 @@ func appendValueText(buf []byte, s, typ string) []byte {
 	return appendString(buf, s)
 }
 
-// isJSONNumber reports whether a finite number is also valid JSON as
+// isJSONNumber reports whether a number (isNumber) is also valid JSON as
 // written (no leading +, no bare or trailing point, no NaN).
 func isJSONNumber(s string) bool {
-	if s[0] == '+' {
+	if s == "" || s[0] == '+' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -60,6 +60,31 @@ func TestValueType(t *testing.T) {
 	}
 }
 
+// TestAppendValueText_NotAsTyped writes values that do not match their
+// column's type, as a snapshot changed by hand may hold: each is valid
+// JSON (a number column's junk is null), never a panic.
+func TestAppendValueText_NotAsTyped(t *testing.T) {
+	tests := []struct{ value, typ, want string }{
+		{"", TypeInteger, "null"},
+		{"", TypeNumber, "null"},
+		{"", TypeBoolean, "false"},
+		{"007", TypeInteger, "7"},
+		{"2026-11-02", TypeInteger, "null"},
+		{"2026-11-02", TypeNumber, "null"},
+		{`1"2`, TypeInteger, "null"},
+		{"+3", TypeNumber, "3"},
+		{"1e999", TypeNumber, "null"},
+		{"12", TypeInteger, "12"},
+		{"-0.25", TypeNumber, "-0.25"},
+		{"x", TypeText, `"x"`},
+	}
+	for _, tt := range tests {
+		if got := string(appendValueText(nil, tt.value, tt.typ)); got != tt.want {
+			t.Errorf("appendValueText(%q, %s) = %s, want %s", tt.value, tt.typ, got, tt.want)
+		}
+	}
+}
+
 // TestTable_JSON loads a CSV with awkward values and checks the snapshot
 // against its golden file, that it is valid JSON, and that it is safe
 // inside an HTML script element.
