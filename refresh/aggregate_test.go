@@ -203,10 +203,13 @@ func TestFrame_Encodings(t *testing.T) {
 	if diff := cmp.Diff(f, back); diff != "" {
 		t.Errorf("DecodeFrame(JSON) (-want +got):\n%s", diff)
 	}
-	col := `{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"},{"name":"units","type":"integer"},{"name":"day","type":"date"}],"rows":5,` +
-		`"values":[{"dict":["EMEA","AMER"],"codes":[0,1,0,-1,1]},[10.5,20,4,1.5,null],[3,4,null,2,1],["2026-11-02","2026-11-03","2026-11-01",null,"2026-11-05"]],"x":1}`
-	if got := string(f.Columnar(map[string][]byte{"x": []byte("1")})); got != col {
-		t.Errorf("Columnar:\n%s\nwant\n%s", got, col)
+	col := Columnar{
+		Data: []byte(`{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"},{"name":"units","type":"integer"},{"name":"day","type":"date"}],"rows":5,` +
+			`"values":[{"dict":["EMEA","AMER"]},null,null,["2026-11-02","2026-11-03","2026-11-01",null,"2026-11-05"]],"x":1}`),
+		Numbers: []byte(`[[0,1,0,-1,1],[10.5,20,4,1.5,null],[3,4,null,2,1],null]`),
+	}
+	if got := f.Columnar(map[string][]byte{"x": []byte("1")}); string(got.Data) != string(col.Data) || string(got.Numbers) != string(col.Numbers) {
+		t.Errorf("Columnar:\n%s\n%s\nwant\n%s\n%s", got.Data, got.Numbers, col.Data, col.Numbers)
 	}
 }
 
@@ -221,9 +224,9 @@ func TestRefresher_ViewAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := v.Columnar()
-	if err != nil || !strings.Contains(string(full), `"rows":3,"values":[`) || v.Aggregate != nil {
-		t.Fatalf("within the cap: %s, %v, %+v", full, err, v.Aggregate)
+	full, ok, err := v.Columnar()
+	if err != nil || !ok || !strings.Contains(string(full.Data), `"rows":3,"values":[`) || v.Aggregate != nil {
+		t.Fatalf("within the cap: %s, %v, %+v", full.Data, err, v.Aggregate)
 	}
 
 	// Over the cap without an aggregate: too large.
@@ -252,9 +255,9 @@ func TestRefresher_ViewAggregate(t *testing.T) {
 		if v.TooLarge || v.Aggregate == nil || string(v.Data) != want {
 			t.Errorf("fresh %v: aggregate view: too large %v, %+v\n%s\nwant\n%s", fresh, v.TooLarge, v.Aggregate, v.Data, want)
 		}
-		col, err := v.Columnar()
-		if err != nil || !strings.Contains(string(col), `"values":[["AMER","EMEA"],[20,10.5]],"aggregate":{`) {
-			t.Errorf("fresh %v: columnar aggregate: %s, %v", fresh, col, err)
+		col, ok, err := v.Columnar()
+		if err != nil || !ok || !strings.Contains(string(col.Data), `"values":[["AMER","EMEA"],null],"aggregate":{`) || string(col.Numbers) != `[null,[20,10.5]]` {
+			t.Errorf("fresh %v: columnar aggregate: %s %s, %v", fresh, col.Data, col.Numbers, err)
 		}
 	}
 

@@ -171,47 +171,77 @@ func (f *Frame) JSON(extra map[string][]byte) []byte {
 	return appendExtra(buf, extra)
 }
 
-// Columnar is the frame encoded by column, compact for sending to a view:
+// Columnar is a frame encoded by column, compact for sending to a view,
+// in two JSON texts. Data is
 //
 //	{"columns":[{"name":…,"type":…}],"rows":N,"values":[column…]}
 //
-// where each column is an array of its values, or, for a text, date or
-// timestamp column that repeats its values, {"dict":[value…],"codes":[i…]}
-// with -1 for null. Values are written as the snapshot writes them; a
-// view expands them into the snapshot's records (see Frame.JSON).
-func (f *Frame) Columnar(extra map[string][]byte) []byte {
-	buf := make([]byte, 0, 256+int(f.Rows)*len(f.Columns)*6)
-	buf = appendColumns(buf, f.Columns)
-	buf = append(buf, `,"rows":`...)
-	buf = strconv.AppendInt(buf, f.Rows, 10)
-	buf = append(buf, `,"values":[`...)
+// where a column is the array of its values when they are text (a text,
+// date or timestamp column), {"dict":[value…]} when it is such a column
+// that repeats its values, and null otherwise. Numbers is
+//
+//	[column…]
+//
+// where a column is the array of its values when they are numbers or
+// booleans, the array of its codes into its dictionary (-1 for null) when
+// it has one, and null otherwise. Numbers holds no quote and no backslash,
+// so that a client reading it as a JSON string copies it without
+// unescaping it; it is most of the data. Values are written as the
+// snapshot writes them; a view expands them into the snapshot's records
+// (see Frame.JSON).
+type Columnar struct {
+	Data    []byte
+	Numbers []byte
+}
+
+// Columnar encodes the frame by column, with extra's members added to
+// Data.
+func (f *Frame) Columnar(extra map[string][]byte) Columnar {
+	data := make([]byte, 0, 256)
+	nums := make([]byte, 0, 16+int(f.Rows)*len(f.Columns)*6)
+	data = appendColumns(data, f.Columns)
+	data = append(data, `,"rows":`...)
+	data = strconv.AppendInt(data, f.Rows, 10)
+	data = append(data, `,"values":[`...)
+	nums = append(nums, '[')
 	for c, col := range f.Columns {
 		if c > 0 {
-			buf = append(buf, ',')
+			data = append(data, ',')
+			nums = append(nums, ',')
 		}
 		switch col.Type {
 		case TypeText, TypeDate, TypeTimestamp:
-			if out, ok := f.appendDict(buf, c); ok {
-				buf = out
+			if d, n, ok := f.appendDict(data, nums, c); ok {
+				data, nums = d, n
 				continue
 			}
+			data = f.appendValues(data, c)
+			nums = append(nums, "null"...)
+		default:
+			data = append(data, "null"...)
+			nums = f.appendValues(nums, c)
 		}
-		buf = append(buf, '[')
-		for r := 0; r < int(f.Rows); r++ {
-			if r > 0 {
-				buf = append(buf, ',')
-			}
-			buf = f.appendCell(buf, c, r)
-		}
-		buf = append(buf, ']')
 	}
-	buf = append(buf, ']')
-	return appendExtra(buf, extra)
+	data = append(data, ']')
+	return Columnar{Data: appendExtra(data, extra), Numbers: append(nums, ']')}
 }
 
-// appendDict appends column c dictionary-encoded, when it has at most half
-// as many distinct values as rows.
-func (f *Frame) appendDict(buf []byte, c int) ([]byte, bool) {
+// appendValues appends column c's values as a JSON array.
+func (f *Frame) appendValues(buf []byte, c int) []byte {
+	buf = append(buf, '[')
+	for r := 0; r < int(f.Rows); r++ {
+		if r > 0 {
+			buf = append(buf, ',')
+		}
+		buf = f.appendCell(buf, c, r)
+	}
+	return append(buf, ']')
+}
+
+// appendDict appends column c dictionary-encoded, its dictionary to data
+// and its codes to nums, when it has at most half as many distinct values
+// as rows.
+func (f *Frame) appendDict(data, nums []byte, c int) ([]byte, []byte, bool) {
 	codes := make([]int, f.Rows)
 	index := map[string]int{}
 	var dict []string
@@ -223,7 +253,7 @@ func (f *Frame) appendDict(buf []byte, c int) ([]byte, bool) {
 		i, ok := index[s]
 		if !ok {
 			if len(dict) >= max(1, int(f.Rows)/2) {
-				return buf, false
+				return data, nums, false
 			}
 			i = len(dict)
 			index[s] = i
@@ -231,21 +261,22 @@ func (f *Frame) appendDict(buf []byte, c int) ([]byte, bool) {
 		}
 		codes[r] = i
 	}
-	buf = append(buf, `{"dict":[`...)
+	data = append(data, `{"dict":[`...)
 	for i, s := range dict {
 		if i > 0 {
-			buf = append(buf, ',')
+			data = append(data, ',')
 		}
-		buf = appendValueText(buf, s, f.Columns[c].Type)
+		data = appendValueText(data, s, f.Columns[c].Type)
 	}
-	buf = append(buf, `],"codes":[`...)
+	data = append(data, "]}"...)
+	nums = append(nums, '[')
 	for r, code := range codes {
 		if r > 0 {
-			buf = append(buf, ',')
+			nums = append(nums, ',')
 		}
-		buf = strconv.AppendInt(buf, int64(code), 10)
+		nums = strconv.AppendInt(nums, int64(code), 10)
 	}
-	return append(buf, "]}"...), true
+	return data, append(nums, ']'), true
 }
 
 func (f *Frame) appendCell(buf []byte, c, r int) []byte {

@@ -68,6 +68,96 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
+// FuzzColumnar checks that a frame encoded by column, whatever its values
+// (a snapshot changed by hand may hold any text in a column of any type),
+// is two JSON texts, the numbers without a quote or backslash, that
+// expand as a view expands them (columnar.js) to the records Frame.JSON
+// writes.
+func FuzzColumnar(f *testing.F) {
+	for _, s := range [][3]string{{"1", "2", "1"}, {"1.5", "-3", "1e5"}, {"true", "False", "x"}, {"2026-11-02", "a\"b", "\\"}, {"", "\x00", "\xff"}, {"</script>", "\u2028", "007"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	types := []string{TypeInteger, TypeNumber, TypeBoolean, TypeDate, TypeTimestamp, TypeText, TypeEmpty}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		var cols []Column
+		for i, typ := range types {
+			cols = append(cols, Column{Name: "c" + strconv.Itoa(i), Type: typ})
+		}
+		fr := newFrame(cols, 0)
+		for _, v := range []string{a, b, a, c, "", a} {
+			for i := range cols {
+				fr.Values[i] = append(fr.Values[i], v)
+				fr.Null[i] = append(fr.Null[i], v == "" && i%2 == 0)
+			}
+			fr.Rows++
+		}
+		enc := fr.Columnar(map[string][]byte{"extra": []byte(`{"k":"v"}`)})
+		if strings.ContainsAny(string(enc.Numbers), "\"\\") {
+			t.Fatalf("numbers with a quote or backslash: %s", enc.Numbers)
+		}
+		var data struct {
+			Columns []Column          `json:"columns"`
+			Rows    int               `json:"rows"`
+			Values  []json.RawMessage `json:"values"`
+			Extra   map[string]string `json:"extra"`
+		}
+		var numbers []json.RawMessage
+		if err := json.Unmarshal(enc.Data, &data); err != nil {
+			t.Fatalf("data is not JSON: %v\n%s", err, enc.Data)
+		}
+		if err := json.Unmarshal(enc.Numbers, &numbers); err != nil {
+			t.Fatalf("numbers are not JSON: %v\n%s", err, enc.Numbers)
+		}
+		if len(data.Values) != len(cols) || len(numbers) != len(cols) || data.Rows != int(fr.Rows) || data.Extra["k"] != "v" {
+			t.Fatalf("data %s, numbers %s", enc.Data, enc.Numbers)
+		}
+		records := make([]map[string]any, fr.Rows)
+		for r := range records {
+			records[r] = map[string]any{}
+		}
+		for i, col := range cols {
+			var vals []any
+			var dict struct {
+				Dict []any `json:"dict"`
+			}
+			switch {
+			case json.Unmarshal(data.Values[i], &vals) == nil && vals != nil:
+			case json.Unmarshal(data.Values[i], &dict) == nil && dict.Dict != nil:
+				var codes []int
+				if err := json.Unmarshal(numbers[i], &codes); err != nil {
+					t.Fatalf("column %d: codes %s: %v", i, numbers[i], err)
+				}
+				for _, code := range codes {
+					if code < 0 {
+						vals = append(vals, nil)
+					} else {
+						vals = append(vals, dict.Dict[code])
+					}
+				}
+			default:
+				if err := json.Unmarshal(numbers[i], &vals); err != nil {
+					t.Fatalf("column %d: values %s: %v", i, numbers[i], err)
+				}
+			}
+			if len(vals) != len(records) {
+				t.Fatalf("column %d has %d values", i, len(vals))
+			}
+			for r, v := range vals {
+				records[r][col.Name] = v
+			}
+		}
+		var want struct {
+			Records []map[string]any `json:"records"`
+		}
+		if err := json.Unmarshal(fr.JSON(nil), &want); err != nil {
+			t.Fatalf("Frame.JSON is not JSON: %v\n%s", err, fr.JSON(nil))
+		}
+		if got, _ := json.Marshal(records); string(got) != func() string { w, _ := json.Marshal(want.Records); return string(w) }() {
+			t.Fatalf("expanded:\n%s\nrecords:\n%s", got, fr.JSON(nil))
+		}
+	})
+}
+
 // FuzzParseBinding checks that any binding.yaml (a model may write one) is
 // parsed or refused without a panic, and that an accepted view aggregate
 // applies to data of the binding's columns, giving one column per group

@@ -51,7 +51,7 @@ type View struct {
 	// configured (Options.ArtifactsURL).
 	URL string
 
-	columnar func() ([]byte, error)
+	columnar func() (Columnar, error)
 	// snapshot reads the snapshot when Data was left out.
 	snapshot func() ([]byte, error)
 }
@@ -69,21 +69,22 @@ func (v *View) Injected() ([]byte, error) {
 }
 
 // Columnar is the injected data encoded by column (Frame.Columnar),
-// compact for a tool result; nil when the view shows no data. It is
-// computed once per snapshot, from the data a refresh of this process
+// compact for a tool result; ok is false when the view shows no data. It
+// is computed once per snapshot, from the data a refresh of this process
 // loaded or else from the snapshot.
-func (v *View) Columnar() ([]byte, error) {
+func (v *View) Columnar() (c Columnar, ok bool, err error) {
 	switch {
 	case !v.HasData():
-		return nil, nil
+		return Columnar{}, false, nil
 	case v.columnar == nil: // a View made by hand
 		f, err := DecodeFrame(v.Data)
 		if err != nil {
-			return nil, err
+			return Columnar{}, false, err
 		}
-		return f.Columnar(nil), nil
+		return f.Columnar(nil), true, nil
 	}
-	return v.columnar()
+	c, err = v.columnar()
+	return c, err == nil, err
 }
 
 // SetArtifactsURL sets where artifacts are served over HTTP
@@ -161,7 +162,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		if data == nil {
 			v.snapshot = read
 		}
-		v.columnar = func() ([]byte, error) { return r.views.encoded(sha, "", frame, nil) }
+		v.columnar = func() (Columnar, error) { return r.views.encoded(sha, "", frame, nil) }
 		return v, nil
 	}
 	if b.View == nil || b.View.Aggregate == nil || size > MaxAggregateBytes {
@@ -177,7 +178,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		return v, nil
 	}
 	v.Data, v.Aggregate = a.records, &a.info
-	v.columnar = func() ([]byte, error) { return a.columnar, nil }
+	v.columnar = func() (Columnar, error) { return a.columnar, nil }
 	return v, nil
 }
 

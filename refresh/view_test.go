@@ -79,8 +79,8 @@ func TestRefresher_View(t *testing.T) {
 	if v.URL != "http://localhost:8080/artifacts/sales/dash/" || v.Bytes != int64(len(v.Program)+len(data)) {
 		t.Errorf("url %q, bytes %d", v.URL, v.Bytes)
 	}
-	if columnar, err := v.Columnar(); err != nil || !strings.Contains(string(columnar), `"rows":3,"values":[`) {
-		t.Errorf("by column: %s, %v", columnar, err)
+	if columnar, ok, err := v.Columnar(); err != nil || !ok || !strings.Contains(string(columnar.Data), `"rows":3,"values":[`) {
+		t.Errorf("by column: %s, %v", columnar.Data, err)
 	}
 	// Another process (a new refresher) reads the snapshot.
 	fresh := New(f.r.store, f.r.snaps, &f.r.opts)
@@ -88,8 +88,8 @@ func TestRefresher_View(t *testing.T) {
 	if err != nil || string(v2.Data) != string(data) || v2.Bytes != v.Bytes {
 		t.Errorf("read from the snapshot: %d bytes, %v", len(v2.Data), err)
 	}
-	if columnar, err := v2.Columnar(); err != nil || !strings.Contains(string(columnar), `"rows":3,"values":[`) {
-		t.Errorf("by column, from the snapshot: %s, %v", columnar, err)
+	if columnar, ok, err := v2.Columnar(); err != nil || !ok || !strings.Contains(string(columnar.Data), `"rows":3,"values":[`) {
+		t.Errorf("by column, from the snapshot: %s, %v", columnar.Data, err)
 	}
 
 	f.r.opts.MaxViewBytes = v.Bytes - 1

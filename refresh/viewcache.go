@@ -19,7 +19,7 @@ type viewEntry struct {
 	sha     string
 	size    int64 // of the snapshot's text
 	frame   *Frame
-	encoded map[string][]byte // by aggregate ("" for the data itself)
+	encoded map[string]Columnar // by aggregate ("" for the data itself)
 	aggs    map[string]*aggregated
 }
 
@@ -27,7 +27,7 @@ type viewEntry struct {
 type aggregated struct {
 	info     AggregateInfo
 	records  []byte // Frame.JSON
-	columnar []byte // Frame.Columnar
+	columnar Columnar
 }
 
 // keep caches the data of snapshot sha (size bytes) when a view may show
@@ -39,7 +39,7 @@ func (c *viewCache) keep(sha string, size int64, frame func() *Frame, settings *
 		return
 	}
 	f := frame()
-	e := &viewEntry{sha: sha, size: size, frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}}
+	e := &viewEntry{sha: sha, size: size, frame: f, encoded: map[string]Columnar{}, aggs: map[string]*aggregated{}}
 	if size <= c.max {
 		e.encoded[""] = f.Columnar(nil)
 	}
@@ -99,23 +99,24 @@ func (c *viewCache) frame(sha string, data []byte) (*Frame, error) {
 	if e := c.get(sha); e != nil {
 		return e.frame, nil
 	}
-	c.put(&viewEntry{sha: sha, size: int64(len(data)), frame: f, encoded: map[string][]byte{}, aggs: map[string]*aggregated{}})
+	c.put(&viewEntry{sha: sha, size: int64(len(data)), frame: f, encoded: map[string]Columnar{}, aggs: map[string]*aggregated{}})
 	return f, nil
 }
 
 // encoded returns the columnar encoding of snapshot sha's data (key "")
 // or of an aggregate of it (key names the aggregate), computing it once.
-func (c *viewCache) encoded(sha, key string, frame func() (*Frame, error), extra map[string][]byte) ([]byte, error) {
+func (c *viewCache) encoded(sha, key string, frame func() (*Frame, error), extra map[string][]byte) (Columnar, error) {
 	c.mu.Lock()
-	if e := c.get(sha); e != nil && e.encoded[key] != nil {
-		b := e.encoded[key]
-		c.mu.Unlock()
-		return b, nil
+	if e := c.get(sha); e != nil {
+		if b, ok := e.encoded[key]; ok {
+			c.mu.Unlock()
+			return b, nil
+		}
 	}
 	c.mu.Unlock()
 	f, err := frame()
 	if err != nil {
-		return nil, err
+		return Columnar{}, err
 	}
 	b := f.Columnar(extra)
 	c.mu.Lock()

@@ -71,11 +71,15 @@ func TestApps_Aggregate(t *testing.T) {
 	var names []string
 	var amounts []float64
 	var orders []int
+	var numbers []json.RawMessage
+	if err := json.Unmarshal([]byte(s.Numbers), &numbers); err != nil || len(numbers) != 3 {
+		t.Fatalf("numbers: %v: %.300s", err, s.Numbers)
+	}
 	if err := json.Unmarshal(data.Values[0], &names); err != nil {
 		t.Fatalf("region values: %v", err)
 	}
-	json.Unmarshal(data.Values[1], &amounts)
-	json.Unmarshal(data.Values[2], &orders)
+	json.Unmarshal(numbers[1], &amounts)
+	json.Unmarshal(numbers[2], &orders)
 	for i, name := range regions {
 		if i >= len(names) || names[i] != name || math.Abs(amounts[i]-sum[name]) > 1e-6 || orders[i] != count[name] {
 			t.Errorf("group %d: %v %v %v; want %s %.2f %d", i, names, amounts, orders, name, sum[name], count[name])
@@ -89,7 +93,7 @@ func TestApps_Aggregate(t *testing.T) {
 	if got := toJSON(show.StructuredContent); !strings.Contains(got, `"aggregate":true`) || !strings.Contains(toJSON(show.Content), "shows its aggregate") {
 		t.Errorf("show_artifact: %s %s", got, toJSON(show.Content))
 	}
-	if _, s2 := resultView(t, show); s2.Data != s.Data {
+	if _, s2 := resultView(t, show); s2.Data != s.Data || s2.Numbers != s.Numbers {
 		t.Error("show_artifact shows another aggregate")
 	}
 	view := readView(t, cs, appsDashView)

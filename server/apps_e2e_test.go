@@ -101,6 +101,7 @@ type shown struct {
 	Program    string `json:"program"`
 	ProgramKey string `json:"program_key"`
 	Data       string `json:"data"`
+	Numbers    string `json:"numbers"`
 	Aggregate  bool   `json:"aggregate"`
 	Note       string `json:"note"`
 	TooLarge   bool   `json:"too_large"`

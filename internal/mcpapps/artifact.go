@@ -16,11 +16,13 @@ func Result(v *refresh.View) (Shown, error) {
 		shown.Program = string(inner)
 		return shown, nil
 	}
-	data, err := v.Columnar()
+	data, ok, err := v.Columnar()
 	if err != nil {
 		return Shown{}, err
 	}
-	shown.Data = string(data)
+	if ok {
+		shown.Data, shown.Numbers = string(data.Data), string(data.Numbers)
+	}
 	return shown, nil
 }
 

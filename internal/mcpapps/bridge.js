@@ -48,11 +48,13 @@
     showNote(view.note);
     if (typeof view.data === "string" && current && current.ready && current.key === view.program_key && current.live !== false) {
       current.pending = view;
-      // The data goes as UTF-8 bytes whose buffer is transferred, not
+      // The data goes as UTF-8 bytes whose buffers are transferred, not
       // copied: a window's message holding a large string costs the
       // receiving frame far more to read than encoding and decoding it.
-      var data = new TextEncoder().encode(view.data);
-      frame.contentWindow.postMessage({ selmemView: "data", data: data, snapshot: view.snapshot || "", seq: ++seq }, "*", [data.buffer]);
+      var enc = new TextEncoder();
+      var data = enc.encode(view.data);
+      var numbers = enc.encode(view.numbers || "null");
+      frame.contentWindow.postMessage({ selmemView: "data", data: data, numbers: numbers, snapshot: view.snapshot || "", seq: ++seq }, "*", [data.buffer, numbers.buffer]);
       return;
     }
     reload(view);
@@ -64,7 +66,7 @@
   function reload(view) {
     var html = view.program;
     if (typeof view.data === "string") {
-      var json = JSON.stringify(selmemExpand(JSON.parse(view.data))).replace(/</g, "\\u003c");
+      var json = JSON.stringify(selmemExpand(JSON.parse(view.data), JSON.parse(view.numbers || "null"))).replace(/</g, "\\u003c");
       var snap = String(view.snapshot || "").replace(/[^0-9a-f]/g, "");
       html = html.split(POINT).join('<script type="application/json" id="selmem-data" data-snapshot="' + snap + '">' + json + "</" + "script>");
     } else {

@@ -1,14 +1,17 @@
-// selmem: a view's data arrives by column (see refresh.Frame.Columnar);
-// selmemExpand turns it back into the snapshot an artifact reads at its
-// injection point: {columns, records, rows} and any other members. The
+// selmem: a view's data arrives by column, in two parts (see
+// refresh.Columnar): d, the columns with the text values, and numbers, the
+// number and boolean values and the dictionary codes. selmemExpand turns
+// them back into the snapshot an artifact reads at its injection point:
+// {columns, records, rows} and any other members. The
 // records are built when first read, so a page that reads its data by
 // column instead, with column(name) (not enumerable: the snapshot's JSON
 // is unchanged), never builds ten thousand objects.
-function selmemExpand(d) {
+function selmemExpand(d, numbers) {
   "use strict";
   var cols = d.columns || [];
   var n = d.rows || 0;
   var raw = d.values || [];
+  var nums = numbers || [];
   var decoded = [];
   // values returns column c's values, a dictionary-encoded column
   // decoded once.
@@ -16,13 +19,16 @@ function selmemExpand(d) {
     if (decoded[c]) {
       return decoded[c];
     }
-    var v = raw[c] || [];
+    var v = raw[c];
     var out = v;
-    if (!Array.isArray(v)) {
-      out = new Array(v.codes.length);
+    if (v && v.dict) {
+      var codes = v.codes || nums[c] || [];
+      out = new Array(codes.length);
       for (var i = 0; i < out.length; i++) {
-        out[i] = v.codes[i] < 0 ? null : v.dict[v.codes[i]];
+        out[i] = codes[i] < 0 ? null : v.dict[codes[i]];
       }
+    } else if (!Array.isArray(v)) {
+      out = nums[c] || [];
     }
     decoded[c] = out;
     return out;

@@ -24,10 +24,11 @@
   }
   addEventListener("message", function (e) {
     var m = e.data;
-    if (e.source !== parent || !m || m.selmemView !== "data" || !(m.data instanceof Uint8Array)) {
+    if (e.source !== parent || !m || m.selmemView !== "data" || !(m.data instanceof Uint8Array) || !(m.numbers instanceof Uint8Array)) {
       return;
     }
-    var ev = new CustomEvent("selmem:data", { detail: selmemExpand(JSON.parse(new TextDecoder().decode(m.data))), cancelable: true });
+    var dec = new TextDecoder();
+    var ev = new CustomEvent("selmem:data", { detail: selmemExpand(JSON.parse(dec.decode(m.data)), JSON.parse(dec.decode(m.numbers))), cancelable: true });
     if (window.dispatchEvent(ev)) {
       parent.postMessage({ selmemView: "reload", seq: m.seq }, "*");
       return;

@@ -76,9 +76,10 @@ func TestArtifact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantData := `{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"}],"rows":2,"values":[{"dict":["EMEA"],"codes":[0,0]},[1.5,2]]}`
-	if shown.URI != ViewURI("sales", "dash") || shown.Data != wantData || shown.Rows != 2 || shown.TooLarge || shown.ProgramKey != "k1" || shown.Note != "" {
-		t.Errorf("shown: %+v\ndata %s", shown, shown.Data)
+	wantData := `{"columns":[{"name":"region","type":"text"},{"name":"amount","type":"number"}],"rows":2,"values":[{"dict":["EMEA"]},null]}`
+	wantNumbers := `[[0,0],[1.5,2]]`
+	if shown.URI != ViewURI("sales", "dash") || shown.Data != wantData || shown.Numbers != wantNumbers || shown.Rows != 2 || shown.TooLarge || shown.ProgramKey != "k1" || shown.Note != "" {
+		t.Errorf("shown: %+v\ndata %s\nnumbers %s", shown, shown.Data, shown.Numbers)
 	}
 	if i, j := strings.Index(shown.Program, "selmemView"), strings.LastIndex(shown.Program, "</body>"); i < 0 || i > j {
 		t.Error("the program does not talk to the view before </body>")

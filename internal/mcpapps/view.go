@@ -109,13 +109,15 @@ type Shown struct {
 	// new data in place.
 	Program    string `json:"program"`
 	ProgramKey string `json:"program_key,omitempty"`
-	// Data is what the page shows, by column (refresh.Frame.Columnar), as
-	// JSON text: compact, passed from host to view as one string (not ten
-	// thousand values), from view to page as its bytes, and parsed once,
-	// in the page. (In base64 a Go client decodes it faster, but the host
-	// hands the view a third more: slower to render, by more than the
-	// client gains.)
-	Data string `json:"data,omitempty"`
+	// Data and Numbers are what the page shows, by column, as JSON text
+	// (refresh.Columnar): compact, passed from host to view as two strings
+	// (not ten thousand values), from view to page as their bytes, and
+	// parsed once, in the page. Numbers, most of the data, holds no quote
+	// or backslash, so that JSON clients copy it without unescaping. (In
+	// base64 a Go client decodes all of it as fast, but the host hands the
+	// view a third more, which costs the view more than the client gains.)
+	Data    string `json:"data,omitempty"`
+	Numbers string `json:"numbers,omitempty"`
 	// Aggregate says Data is the aggregate the binding declares, not the
 	// data; Note says so for people.
 	Aggregate bool   `json:"aggregate,omitempty"`
