@@ -914,9 +914,13 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 	s.git.keepObjects()
 	s.carryACLs(head, next, changes)
 	// From here on the write is acknowledged by git; the working files and
-	// the index follow, and the next writer or Open repairs both if the
-	// process dies first.
-	s.updateWorking(next, changes)
+	// the index follow, side by side (neither reads the other), and the
+	// next writer or Open repairs both if the process dies first.
+	working := make(chan struct{})
+	go func() {
+		defer close(working)
+		s.updateWorking(next, changes)
+	}()
 	s.stageLater()
 	s.noteSizes(head.Hash, next, deltas, changes)
 	for i, m := range s.mirrors {
@@ -925,6 +929,7 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 				logKeyIndex, i, logKeyCommit, next.String(), logKeyErr, err)
 		}
 	}
+	<-working
 	if err := s.publish(ctx, next); err != nil {
 		s.log.Warn("publish the new commit to the other replicas", logKeyCommit, next.String(), logKeyErr, err)
 	}
