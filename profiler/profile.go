@@ -668,10 +668,26 @@ func (c *colAcc) quantilesOf(val func(*valInfo) (float64, bool)) []float64 {
 	if total == 0 {
 		return nil
 	}
-	slices.SortFunc(vs, func(a, b vc) int { return cmp.Compare(a.v, b.v) })
+	rank := func(q float64) int64 { return max(int64(math.Ceil(q*float64(total))), 1) }
 	var out []float64
+	if total <= 2*int64(len(vs)) {
+		// Mostly distinct values, the costly case to sort, sort faster as
+		// plain numbers, each as often as it was counted.
+		all := make([]float64, 0, total)
+		for _, x := range vs {
+			for range x.n {
+				all = append(all, x.v)
+			}
+		}
+		slices.Sort(all)
+		for _, q := range QuantileRanks {
+			out = append(out, all[rank(q)-1])
+		}
+		return out
+	}
+	slices.SortFunc(vs, func(a, b vc) int { return cmp.Compare(a.v, b.v) })
 	for _, q := range QuantileRanks {
-		target := max(int64(math.Ceil(q*float64(total))), 1)
+		target := rank(q)
 		var cum int64
 		for _, x := range vs {
 			cum += x.n
