@@ -329,19 +329,17 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	// The snapshot and the profile are independent: compute them at once.
 	t0 = time.Now()
 	type snapOut struct {
-		sha string
-		err error
-		d   time.Duration
+		sha  string
+		size int64
+		err  error
+		d    time.Duration
 	}
 	snapc := make(chan snapOut, 1)
 	go func() {
 		s0 := time.Now()
 		data := t.JSON()
 		sha, err := r.snaps.Put(data)
-		if err == nil {
-			r.views.keep(sha, int64(len(data)), func() *Frame { return FrameOf(t) }, next.View)
-		}
-		snapc <- snapOut{sha, err, time.Since(s0)}
+		snapc <- snapOut{sha, int64(len(data)), err, time.Since(s0)}
 	}()
 	lintc := make(chan []string, 1)
 	go func() { lintc <- r.lint(ctx, req, t, &res) }()
@@ -357,6 +355,17 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		r.snaps.Discard(ctx, so.sha)
 		return Result{}, perr
 	}
+	// The view's encoding of the new data is work for the processor, as
+	// profiling is, while the commit below mostly waits for flushes: it
+	// runs beside the commit, and is ready when the refresh returns.
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		if _, held := r.views.size(so.sha); !held {
+			r.views.keep(so.sha, so.size, func() *Frame { return FrameOf(t) }, next.View)
+		}
+	}()
+	defer func() { <-kept }() // before t is released
 	res.Rows, res.Columns, res.ColumnsAdded, res.Warnings = t.Rows, t.Columns, added, warnings
 	if b.Snapshot != nil {
 		res.PreviousSHA256 = b.Snapshot.SHA256

@@ -32,8 +32,8 @@ type aggregated struct {
 
 // keep caches the data of snapshot sha (size bytes) when a view may show
 // it: within the cap, or with an aggregate declared. Data within the cap
-// is encoded by column at once: the caller runs while the refresh
-// profiles the data, so the view after the refresh finds it ready.
+// is encoded by column at once: the refresh runs it while it commits, so
+// the view after the refresh finds it ready.
 func (c *viewCache) keep(sha string, size int64, frame func() *Frame, settings *ViewSettings) {
 	if size > c.max && (settings == nil || settings.Aggregate == nil || size > MaxAggregateBytes) {
 		return
