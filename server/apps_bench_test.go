@@ -26,9 +26,19 @@ func salesRows(n int, seed uint64) []saleRow {
 // totalWatch runs in every document of the benchmark's tab: in a page
 // with a #total element (the dashboard), it records on the root element
 // the total shown and when it was shown (ms since the epoch), each time
-// the DOM changes it. It watches the DOM only, whatever the view's code.
+// the DOM changes it. It also records when a message last arrived, before
+// any script of the page reads it: in the view, from the host; in the
+// artifact's frame, new data from the view (data-bench-got). It watches
+// the DOM and the messages only, whatever the view's code.
 const totalWatch = `(function () {
   if (window === window.top) return;
+  addEventListener("message", function (e) {
+    var now = String(performance.timeOrigin + performance.now());
+    var fromHost = window.parent === window.top && e.source === window.parent;
+    if (fromHost || (window.parent !== window.top && e.data && e.data.selmemView === "data")) {
+      document.documentElement.setAttribute("data-bench-got", now);
+    }
+  }, true);
   var last = null;
   function check() {
     var el = document.getElementById("total");
@@ -49,7 +59,10 @@ const totalWatch = `(function () {
 // data alternate, so that every refresh commits. It reports p50 and p99
 // of the whole (call + render), of the call (send to decoded result), of
 // the rendering (from the host sending the result to the view until the
-// DOM shows the new total, measured in the browser), and of show_artifact
+// DOM shows the new total, measured in the browser; split into deliver-,
+// the host's message reaching the view, view-, the view reading it and
+// handing the data to the artifact's frame, and page-, the page taking
+// it and showing the total), and of show_artifact
 // (the view read and sent without a refresh), and the refresh itself as
 // the server timed it (refresh-; the call's rest is reading the view,
 // encoding and sending the result, and decoding it). Handing the decoded result
@@ -91,7 +104,12 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	var total, call, render, show, refreshed []float64
+	gotAt := func(frame string) float64 {
+		got, _ := browsertest.EvalInFrame[string](page, frame, `document.documentElement.getAttribute("data-bench-got") || ""`)
+		at, _ := strconv.ParseFloat(got, 64)
+		return at
+	}
+	var total, call, render, show, refreshed, deliver, view, shown []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		next := (i + 1) % 2
@@ -117,8 +135,11 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 		browsertest.Eval[bool](page, "host.stage("+toJSON(res)+")")
 		b.StartTimer()
 		sent := browsertest.Eval[float64](page, "host.deliverStaged()")
-		r := shownAt(totals[next]) - sent
+		at := shownAt(totals[next])
 		b.StopTimer()
+		r := at - sent
+		inView, inFrame := gotAt("view"), gotAt("selmem-view")
+		deliver, view, shown = append(deliver, inView-sent), append(view, inFrame-inView), append(shown, at-inFrame)
 		call, render, total = append(call, c), append(render, r), append(total, c+r)
 		t2 := time.Now()
 		if res, err := callRaw(b, cs, "show_artifact", args); err != nil || res.IsError {
@@ -137,6 +158,9 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 	report("", total)
 	report("show-call-", show)
 	report("refresh-", refreshed)
+	report("deliver-", deliver)
+	report("view-", view)
+	report("page-", shown)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
