@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -137,8 +138,11 @@ func (g *gitRepo) commit(parent *object.Commit, changes []change, meta commitMet
 }
 
 // applyChanges writes the objects for changes on top of the tree root (zero
-// for none) and returns the new root tree, zero when it is empty.
+// for none) and returns the new root tree, zero when it is empty. The
+// changes are made in order, and each tree along their paths is written
+// once, however many of them it holds.
 func (g *gitRepo) applyChanges(root plumbing.Hash, changes []change) (plumbing.Hash, error) {
+	edits := &treeEdit{}
 	for _, c := range changes {
 		var leaf *object.TreeEntry
 		if !c.Delete {
@@ -148,11 +152,11 @@ func (g *gitRepo) applyChanges(root plumbing.Hash, changes []change) (plumbing.H
 			}
 			leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
 		}
-		var err error
-		root, err = g.editTree(root, strings.Split(c.Path, "/"), leaf)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("rebuild tree for %s: %w", c.Path, err)
-		}
+		edits.add(strings.Split(c.Path, "/"), leaf)
+	}
+	root, err := g.writeEdits(root, edits)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("rebuild trees: %w", err)
 	}
 	return root, nil
 }
@@ -214,47 +218,91 @@ func (g *gitRepo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 // parts are rewritten; an emptied directory disappears, as in git. The zero
 // hash is returned for an empty tree.
 func (g *gitRepo) editTree(dir plumbing.Hash, parts []string, leaf *object.TreeEntry) (plumbing.Hash, error) {
+	e := &treeEdit{}
+	e.add(parts, leaf)
+	return g.writeEdits(dir, e)
+}
+
+// treeEdit is what a batch of edits does to one directory, as if they were
+// made one after another: entries replaced (leaves; nil removes one) and
+// directories with edits below them (dirs), never both for one name. A
+// directory begun afresh ignores what the tree held under its name: an
+// earlier edit of the batch replaced or removed that entry.
+type treeEdit struct {
+	leaves map[string]*object.TreeEntry
+	dirs   map[string]*treeEdit
+	fresh  bool
+}
+
+// add records that the entry at parts becomes leaf (is removed when nil),
+// after the edits added before it.
+func (e *treeEdit) add(parts []string, leaf *object.TreeEntry) {
+	name := parts[0]
+	if len(parts) == 1 {
+		if e.leaves == nil {
+			e.leaves = map[string]*object.TreeEntry{}
+		}
+		e.leaves[name] = leaf
+		delete(e.dirs, name)
+		return
+	}
+	sub := e.dirs[name]
+	if sub == nil {
+		_, replaced := e.leaves[name]
+		delete(e.leaves, name)
+		sub = &treeEdit{fresh: replaced}
+		if e.dirs == nil {
+			e.dirs = map[string]*treeEdit{}
+		}
+		e.dirs[name] = sub
+	}
+	sub.add(parts[1:], leaf)
+}
+
+// writeEdits returns the hash of the tree dir (zero for none) with e's
+// edits made, writing each changed tree once. An emptied directory
+// disappears, as in git; the zero hash is returned for an empty tree.
+func (g *gitRepo) writeEdits(dir plumbing.Hash, e *treeEdit) (plumbing.Hash, error) {
 	var entries []object.TreeEntry
-	if !dir.IsZero() {
+	if !dir.IsZero() && !e.fresh {
 		t, err := object.GetTree(g.repo.Storer, dir)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		entries = append(entries, t.Entries...)
 	}
-	name := parts[0]
-	at := -1
-	for i, e := range entries {
-		if e.Name == name {
-			at = i
-			break
+	set := func(name string, next *object.TreeEntry) {
+		i := slices.IndexFunc(entries, func(x object.TreeEntry) bool { return x.Name == name })
+		switch {
+		case i >= 0 && next != nil:
+			entries[i] = *next
+		case i >= 0:
+			entries = slices.Delete(entries, i, i+1)
+		case next != nil:
+			entries = append(entries, *next)
 		}
 	}
-	var next *object.TreeEntry
-	if len(parts) == 1 {
+	for name, leaf := range e.leaves {
+		var next *object.TreeEntry
 		if leaf != nil {
 			next = &object.TreeEntry{Name: name, Mode: leaf.Mode, Hash: leaf.Hash}
 		}
-	} else {
-		var sub plumbing.Hash
-		if at >= 0 && entries[at].Mode == filemode.Dir {
-			sub = entries[at].Hash
+		set(name, next)
+	}
+	for name, sub := range e.dirs {
+		var base plumbing.Hash
+		if i := slices.IndexFunc(entries, func(x object.TreeEntry) bool { return x.Name == name }); i >= 0 && entries[i].Mode == filemode.Dir {
+			base = entries[i].Hash
 		}
-		h, err := g.editTree(sub, parts[1:], leaf)
+		h, err := g.writeEdits(base, sub)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		var next *object.TreeEntry
 		if !h.IsZero() {
 			next = &object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 		}
-	}
-	switch {
-	case at >= 0 && next != nil:
-		entries[at] = *next
-	case at >= 0:
-		entries = append(entries[:at], entries[at+1:]...)
-	case next != nil:
-		entries = append(entries, *next)
+		set(name, next)
 	}
 	if len(entries) == 0 {
 		return plumbing.ZeroHash, nil
