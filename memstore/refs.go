@@ -118,25 +118,56 @@ func (g *gitRepo) advance(old, next plumbing.Hash, meta commitMeta) error {
 // advanceRef moves the ref name from old (zero when it does not exist yet)
 // to next as advance moves the branch.
 func (g *gitRepo) advanceRef(name plumbing.ReferenceName, old, next plumbing.Hash, meta commitMeta) error {
-	cur, err := g.readNamedRef(name)
-	switch {
-	case errors.Is(err, errRefMissing):
-		cur = plumbing.ZeroHash
-	case err != nil:
+	m, err := g.prepareMove(name, old, next)
+	if err != nil {
 		return err
 	}
-	if cur != old {
-		return errHeadMoved
-	}
-	return g.writeRef(name, old, next, meta)
+	return m.finish(meta, false)
 }
 
 // writeRef points the ref name at next, whatever it names now (see
 // advance), recording old as its previous value in the reflog.
 func (g *gitRepo) writeRef(name plumbing.ReferenceName, old, next plumbing.Hash, meta commitMeta) error {
+	m, err := g.lockRef(name, old, next)
+	if err != nil {
+		return err
+	}
+	return m.finish(meta, false)
+}
+
+// refMove is a move of a ref whose new value is written to the ref's lock
+// file and not yet in place: finish makes it, abandon takes it back.
+type refMove struct {
+	g         *gitRepo
+	name      plumbing.ReferenceName
+	old, next plumbing.Hash
+	ref, lock string
+}
+
+// prepareMove checks that the ref name is at old (zero when it does not
+// exist yet; errHeadMoved when it is not) and writes next to its lock
+// file, unflushed: the caller may flush the lock file (Lock) with other
+// files before finish. Callers hold the repository lock.
+func (g *gitRepo) prepareMove(name plumbing.ReferenceName, old, next plumbing.Hash) (*refMove, error) {
+	cur, err := g.readNamedRef(name)
+	switch {
+	case errors.Is(err, errRefMissing):
+		cur = plumbing.ZeroHash
+	case err != nil:
+		return nil, err
+	}
+	if cur != old {
+		return nil, errHeadMoved
+	}
+	return g.lockRef(name, old, next)
+}
+
+// lockRef writes next to the lock file of the ref name, whatever the ref
+// names now, and returns the move to make.
+func (g *gitRepo) lockRef(name plumbing.ReferenceName, old, next plumbing.Hash) (*refMove, error) {
 	ref := g.refFile(name)
 	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	lock := ref + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -144,38 +175,56 @@ func (g *gitRepo) writeRef(name plumbing.ReferenceName, old, next plumbing.Hash,
 		// Under the repository lock a leftover lock file belongs to a
 		// writer that died; git would refuse until it is removed.
 		if err := os.Remove(lock); err != nil {
-			return err
+			return nil, err
 		}
 		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", name, err)
+		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
 	_, err = f.WriteString(next.String() + "\n")
-	if err == nil && g.sync {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		_ = os.Remove(lock)
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
-	if err := os.Rename(lock, ref); err != nil {
-		_ = os.Remove(lock)
-		return fmt.Errorf("move %s: %w", name, err)
-	}
-	if g.sync {
-		if err := syncDir(filepath.Dir(ref)); err != nil {
-			return fmt.Errorf("flush %s: %w", name, err)
+	return &refMove{g: g, name: name, old: old, next: next, ref: ref, lock: lock}, nil
+}
+
+// Lock is the lock file holding the new value, for a caller that flushes
+// it with other files before finish.
+func (m *refMove) Lock() string { return m.lock }
+
+// finish flushes the lock file unless the caller has (flushed), renames it
+// over the ref, flushes the ref's directory so that the rename survives a
+// power cut, and records the move in the reflog. On failure the lock file
+// is gone and the ref unchanged.
+func (m *refMove) finish(meta commitMeta, flushed bool) error {
+	if m.g.sync && !flushed {
+		if err := syncFile(m.lock); err != nil {
+			m.abandon()
+			return fmt.Errorf("write %s: %w", m.name, err)
 		}
 	}
-	// After the move, so the reflog never names a commit the branch did
-	// not reach.
-	g.appendReflog(name, old, next, meta)
+	if err := os.Rename(m.lock, m.ref); err != nil {
+		m.abandon()
+		return fmt.Errorf("move %s: %w", m.name, err)
+	}
+	if m.g.sync {
+		if err := syncDir(filepath.Dir(m.ref)); err != nil {
+			return fmt.Errorf("flush %s: %w", m.name, err)
+		}
+	}
+	// After the move, so the reflog never names a commit the ref did not
+	// reach.
+	m.g.appendReflog(m.name, m.old, m.next, meta)
 	return nil
 }
+
+// abandon removes the lock file: the ref stays where it was.
+func (m *refMove) abandon() { _ = os.Remove(m.lock) }
 
 // deleteRef removes the ref name when it still names old: its loose file
 // goes and the directory is flushed. Callers hold the repository lock;

@@ -881,10 +881,25 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 	if err == nil {
 		err = s.writeJournal(next, changes)
 	}
+	// Without a remote, the branch's new value is written to its lock file
+	// now, to be flushed with the objects and the journal: moving the
+	// branch then waits for one flush fewer.
+	var move *refMove
+	if err == nil && s.remote == nil {
+		if move, err = s.git.prepareMove(branch, head.Hash, next); err != nil {
+			_ = os.Remove(s.journalPath())
+		}
+	}
 	if err == nil && s.git.sync {
-		// The objects and the journal reach stable storage before the
-		// branch names the commit.
-		err = syncAll(append(s.git.objectPaths(), s.journalPath(), s.git.gitDir))
+		// The objects, the journal and the branch's lock file reach stable
+		// storage before the branch names the commit.
+		paths := append(s.git.objectPaths(), s.journalPath(), s.git.gitDir)
+		if move != nil {
+			paths = append(paths, move.Lock())
+		}
+		if err = syncAll(paths); err != nil && move != nil {
+			move.abandon()
+		}
 	}
 	if err == nil && s.remote != nil {
 		// The remote is the authority: the write exists once it is there.
@@ -897,8 +912,7 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 			return "", fmt.Errorf("the write reached the remote as %s but the local branch could not move (the next sync catches up): %v", next.String()[:12], err)
 		}
 	} else if err == nil {
-		err = s.git.advance(head.Hash, next, meta)
-		if err != nil {
+		if err = move.finish(meta, true); err != nil {
 			_ = os.Remove(s.journalPath())
 		}
 	}
