@@ -123,3 +123,62 @@ func trees(t *testing.T, g *gitRepo, h plumbing.Hash, held map[plumbing.Hash]boo
 		}
 	}
 }
+
+// FuzzGitRepo_ApplyChangesAsInOrder holds applyChanges to making its
+// changes one after another, for any sequence of writes and removals over
+// paths that nest in each other (each byte: an operation on one of them).
+func FuzzGitRepo_ApplyChangesAsInOrder(f *testing.F) {
+	f.Add([]byte{0, 1, 2})
+	f.Add([]byte{5, 0x80 | 5, 6, 0x80 | 1})
+	paths := []string{"a", "a/b", "a/b/c", "a/d", "f", "f/g", "h/i/j", "h/k"}
+	ctx := context.Background()
+	s, err := Open(ctx, f.TempDir(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = s.Close(ctx) })
+	g := &s.git
+	base, err := g.applyChanges(plumbing.ZeroHash, []change{
+		{Path: "a/b/c", Content: []byte("c")}, {Path: "a/d", Content: []byte("d")},
+		{Path: "f", Content: []byte("f")}, {Path: "h/i/j", Content: []byte("j")},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 12 {
+			ops = ops[:12]
+		}
+		var changes []change
+		for i, op := range ops {
+			p := paths[int(op&0x7f)%len(paths)]
+			if op&0x80 != 0 {
+				changes = append(changes, change{Path: p, Delete: true})
+			} else {
+				changes = append(changes, change{Path: p, Content: []byte{byte('0' + i)}})
+			}
+		}
+		got, err := g.applyChanges(base, changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := base
+		for _, ch := range changes {
+			var leaf *object.TreeEntry
+			if !ch.Delete {
+				h, err := g.writeBlob(ch.Content)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
+			}
+			if want, err = g.editTree(want, strings.Split(ch.Path, "/"), leaf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.keepObjects()
+		if got != want {
+			t.Fatalf("%v: batch tree %v, one at a time %v", changes, treeFiles(t, g, got), treeFiles(t, g, want))
+		}
+	})
+}
