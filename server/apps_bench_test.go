@@ -57,17 +57,22 @@ const totalWatch = `(function () {
 // declared MCP Apps) until the dashboard in the view's frame, in a browser
 // host (the official AppBridge), shows the new total. Two versions of the
 // data alternate, so that every refresh commits. It reports p50 and p99
-// of the whole (call + render), of the call (send to decoded result), of
-// the rendering (from the host sending the result to the view until the
-// DOM shows the new total, measured in the browser; split into deliver-,
-// the host's message reaching the view, view-, the view reading it and
-// handing the data to the artifact's frame, and page-, the page taking
-// it and showing the total), and of show_artifact
-// (the view read and sent without a refresh), and the refresh itself as
-// the server timed it (refresh-; the call's rest is reading the view,
-// encoding and sending the result, and decoding it). Handing the decoded result
-// to the host page over the DevTools protocol is left out: it stands for
-// the host's own reading of the response, which the call includes.
+// of:
+//   - the whole (call + render);
+//   - the call (send to decoded result);
+//   - the refresh as the server timed it (refresh-), and its loading,
+//     profiling and commit; the call's rest is recording the run, reading
+//     the view, encoding and sending the result, and decoding it;
+//   - the rendering, from the host sending the result to the view until
+//     the DOM shows the new total, measured in the browser; split into
+//     deliver- (the host's message reaching the view), view- (the view
+//     reading it and handing the data to the artifact's frame) and page-
+//     (the page taking it and showing the total);
+//   - show_artifact (the view read and sent without a refresh).
+//
+// Handing the decoded result to the host page over the DevTools protocol
+// is left out: it stands for the host's own reading of the response,
+// which the call includes.
 func BenchmarkApps_RefreshToView(b *testing.B) {
 	browsertest.Require(b)
 	const n = 10_000
@@ -109,7 +114,7 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 		at, _ := strconv.ParseFloat(got, 64)
 		return at
 	}
-	var total, call, render, show, refreshed, deliver, view, shown []float64
+	var total, call, render, show, refreshed, loaded, profiled, committed, deliver, view, shown []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		next := (i + 1) % 2
@@ -127,11 +132,15 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 		}
 		var out struct {
 			Timings struct {
-				Total float64 `json:"total_ms"`
+				Total   float64 `json:"total_ms"`
+				Load    float64 `json:"load_ms"`
+				Profile float64 `json:"profile_ms"`
+				Commit  float64 `json:"commit_ms"`
 			} `json:"timings"`
 		}
 		json.Unmarshal([]byte(toJSON(res.StructuredContent)), &out)
 		refreshed = append(refreshed, out.Timings.Total)
+		loaded, profiled, committed = append(loaded, out.Timings.Load), append(profiled, out.Timings.Profile), append(committed, out.Timings.Commit)
 		browsertest.Eval[bool](page, "host.stage("+toJSON(res)+")")
 		b.StartTimer()
 		sent := browsertest.Eval[float64](page, "host.deliverStaged()")
@@ -164,6 +173,9 @@ func BenchmarkApps_RefreshToView(b *testing.B) {
 	report("", total)
 	report("show-call-", show)
 	report("refresh-", refreshed)
+	report("refresh-load-", loaded)
+	report("refresh-profile-", profiled)
+	report("refresh-commit-", committed)
 	report("deliver-", deliver)
 	report("view-", view)
 	report("page-", shown)
