@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/selmem/selmem/memstore/gate"
+	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/server"
 )
@@ -78,6 +80,17 @@ func (a *app) serve(ctx context.Context) error {
 	sched := refresh.NewScheduler(rf, nil)
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	// The secret rules and the token encoder are built on first use, which
+	// the session's first write and first profile would wait for (a few
+	// hundred milliseconds): build them while the server starts.
+	wg.Go(func() {
+		if err := gate.Warm(); err != nil {
+			log.Error("build the secret rules", "err", err)
+		}
+		if _, err := profiler.NewCounter(); err != nil {
+			log.Error("load the token encoder", "err", err)
+		}
+	})
 	var external chan []string
 	if a.cfg.Remote.URL != "" {
 		// Commits other replicas push reach this one's subscribers.

@@ -21,6 +21,13 @@ var (
 	gitleaksErr      error
 )
 
+// Warm builds the secret rules now rather than on the first write, which
+// would otherwise wait for them.
+func Warm() error {
+	_, err := gitleaks()
+	return err
+}
+
 // gitleaks returns the shared detector, or an error when the embedded
 // default configuration does not load (a broken build, not a user error).
 func gitleaks() (*detect.Detector, error) {
