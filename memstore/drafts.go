@@ -101,8 +101,12 @@ func (s *Store) draftViewCommit(head *object.Commit, d *draftState) (*object.Com
 		return nil, err
 	}
 	root := head.TreeHash
+	edits := &treeEdit{}
 	for _, p := range sortedPaths(diffs) {
-		if root, err = s.git.editTree(root, strings.Split(p, "/"), regularEntry(diffs[p].theirs)); err != nil {
+		edits.add(strings.Split(p, "/"), regularEntry(diffs[p].theirs))
+	}
+	if !edits.empty() {
+		if root, err = s.git.writeEdits(root, edits); err != nil {
 			return nil, err
 		}
 	}
@@ -159,6 +163,7 @@ func (s *Store) writeDraft(ctx context.Context, d destination, head *object.Comm
 	// Files this write changes for the first time in the draft are based
 	// on their published version.
 	baseRoot := draft.base.TreeHash
+	baseEdits := &treeEdit{}
 	for _, c := range changes {
 		files := []string{c.Path}
 		if c.Delete {
@@ -174,9 +179,12 @@ func (s *Store) writeDraft(ctx context.Context, d destination, head *object.Comm
 			if err != nil {
 				return "", err
 			}
-			if baseRoot, err = s.git.editTree(baseRoot, strings.Split(f, "/"), regularEntry(m)); err != nil {
-				return "", err
-			}
+			baseEdits.add(strings.Split(f, "/"), regularEntry(m))
+		}
+	}
+	if !baseEdits.empty() {
+		if baseRoot, err = s.git.writeEdits(baseRoot, baseEdits); err != nil {
+			return "", err
 		}
 	}
 	base := draft.base.Hash
@@ -306,6 +314,7 @@ func (s *Store) rebaseDraft(ctx context.Context, d *draftState, main *object.Com
 		return WriteResult{}, err
 	}
 	root := d.base.TreeHash
+	edits := &treeEdit{}
 	var moved []string
 	for _, p := range sortedPaths(diffs) {
 		m, err := fileHash(mainTree, p)
@@ -316,13 +325,14 @@ func (s *Store) rebaseDraft(ctx context.Context, d *draftState, main *object.Com
 			continue
 		}
 		moved = append(moved, virtual(p))
-		if root, err = s.git.editTree(root, strings.Split(p, "/"), regularEntry(m)); err != nil {
-			return WriteResult{}, err
-		}
+		edits.add(strings.Split(p, "/"), regularEntry(m))
 	}
 	if len(moved) == 0 {
 		return WriteResult{Commit: d.tip.Hash.String(), Pending: "draft",
 			Message: fmt.Sprintf("Your draft of workspace %s is already open and nothing it changes was published meanwhile.", d.ws)}, nil
+	}
+	if root, err = s.git.writeEdits(root, edits); err != nil {
+		return WriteResult{}, err
 	}
 	base, err := s.git.commitTree(root, []plumbing.Hash{main.Hash}, s.meta("draft base of "+d.ws, nil, nil))
 	if err != nil {

@@ -213,16 +213,6 @@ func (g *gitRepo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 	return g.putObject(obj)
 }
 
-// editTree returns the hash of the tree dir (zero for none) with the entry at
-// parts replaced by leaf (removed when leaf is nil). Only the trees along
-// parts are rewritten; an emptied directory disappears, as in git. The zero
-// hash is returned for an empty tree.
-func (g *gitRepo) editTree(dir plumbing.Hash, parts []string, leaf *object.TreeEntry) (plumbing.Hash, error) {
-	e := &treeEdit{}
-	e.add(parts, leaf)
-	return g.writeEdits(dir, e)
-}
-
 // treeEdit is what a batch of edits does to one directory, as if they were
 // made one after another: entries replaced (leaves; nil removes one) and
 // directories with edits below them (dirs), never both for one name. A
@@ -258,6 +248,9 @@ func (e *treeEdit) add(parts []string, leaf *object.TreeEntry) {
 	}
 	sub.add(parts[1:], leaf)
 }
+
+// empty reports whether e edits nothing.
+func (e *treeEdit) empty() bool { return len(e.leaves) == 0 && len(e.dirs) == 0 }
 
 // writeEdits returns the hash of the tree dir (zero for none) with e's
 // edits made, writing each changed tree once. An emptied directory

@@ -201,7 +201,7 @@ func (s *Store) dropRef(name plumbing.ReferenceName, old plumbing.Hash) error {
 	return err
 }
 
-// regularEntry is a file entry for editTree.
+// regularEntry is a file entry for a tree edit (treeEdit.add).
 func regularEntry(h plumbing.Hash) *object.TreeEntry {
 	if h.IsZero() {
 		return nil
