@@ -72,20 +72,7 @@ func TestGitRepo_ApplyChangesAsInOrder(t *testing.T) {
 				}
 			}
 			g.keepObjects()
-			want := root
-			for _, ch := range c.changes {
-				var leaf *object.TreeEntry
-				if !ch.Delete {
-					h, err := g.writeBlob(ch.Content)
-					if err != nil {
-						t.Fatal(err)
-					}
-					leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
-				}
-				if want, err = editOne(g, want, strings.Split(ch.Path, "/"), leaf); err != nil {
-					t.Fatal(err)
-				}
-			}
+			want := oneAtATime(t, g, root, c.changes)
 			if got != want {
 				t.Fatalf("batch tree %s, one at a time %s:\n%v\n%v", got, want, treeFiles(t, g, got), treeFiles(t, g, want))
 			}
@@ -162,25 +149,32 @@ func FuzzGitRepo_ApplyChangesAsInOrder(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := base
-		for _, ch := range changes {
-			var leaf *object.TreeEntry
-			if !ch.Delete {
-				h, err := g.writeBlob(ch.Content)
-				if err != nil {
-					t.Fatal(err)
-				}
-				leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
-			}
-			if want, err = editOne(g, want, strings.Split(ch.Path, "/"), leaf); err != nil {
-				t.Fatal(err)
-			}
-		}
+		want := oneAtATime(t, g, base, changes)
 		g.keepObjects()
 		if got != want {
 			t.Fatalf("%v: batch tree %v, one at a time %v", changes, treeFiles(t, g, got), treeFiles(t, g, want))
 		}
 	})
+}
+
+// oneAtATime returns the tree root with changes made one after another
+// (editOne), the reference applyChanges is held to.
+func oneAtATime(t *testing.T, g *gitRepo, root plumbing.Hash, changes []change) plumbing.Hash {
+	for _, ch := range changes {
+		var leaf *object.TreeEntry
+		if !ch.Delete {
+			h, err := g.writeBlob(ch.Content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf = &object.TreeEntry{Mode: filemode.Regular, Hash: h}
+		}
+		var err error
+		if root, err = editOne(g, root, strings.Split(ch.Path, "/"), leaf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
 
 // editOne returns the hash of the tree dir (zero for none) with the entry
