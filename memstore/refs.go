@@ -146,7 +146,7 @@ type refMove struct {
 
 // prepareMove checks that the ref name is at old (zero when it does not
 // exist yet; errHeadMoved when it is not) and writes next to its lock
-// file, unflushed: the caller may flush the lock file (Lock) with other
+// file, unflushed: the caller may flush the lock file (lockFile) with other
 // files before finish. Callers hold the repository lock.
 func (g *gitRepo) prepareMove(name plumbing.ReferenceName, old, next plumbing.Hash) (*refMove, error) {
 	cur, err := g.readNamedRef(name)
@@ -193,9 +193,9 @@ func (g *gitRepo) lockRef(name plumbing.ReferenceName, old, next plumbing.Hash) 
 	return &refMove{g: g, name: name, old: old, next: next, ref: ref, lock: lock}, nil
 }
 
-// Lock is the lock file holding the new value, for a caller that flushes
+// lockFile is the lock file holding the new value, for a caller that flushes
 // it with other files before finish.
-func (m *refMove) Lock() string { return m.lock }
+func (m *refMove) lockFile() string { return m.lock }
 
 // finish flushes the lock file unless the caller has (flushed), renames it
 // over the ref, flushes the ref's directory so that the rename survives a

@@ -895,7 +895,7 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 		// storage before the branch names the commit.
 		paths := append(s.git.objectPaths(), s.journalPath(), s.git.gitDir)
 		if move != nil {
-			paths = append(paths, move.Lock())
+			paths = append(paths, move.lockFile())
 		}
 		if err = syncAll(paths); err != nil && move != nil {
 			move.abandon()

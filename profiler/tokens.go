@@ -81,7 +81,7 @@ const maxCountedPieces = 1 << 16
 //
 // taken left to right, the first alternative that matches winning, with
 // the classes as the encoder's engine has them (\s is unicode.IsSpace).
-// FuzzCounter_PiecesMatchEncoder holds it to the encoder.
+// TestForEachPiece and FuzzForEachPiece hold it to the pattern.
 func forEachPiece(s string, fn func(piece string)) {
 	at := func(i int) (rune, int) {
 		if i >= len(s) {
