@@ -144,3 +144,47 @@ func TestDocuments_Cache(t *testing.T) {
 		t.Error("a changed program was served from the cache")
 	}
 }
+
+// TestWithFrameScript: the frame's page gets columnar.js before its
+// injection point, where the view's expanding script runs when it loads
+// the page with data, and frame.js at the end of its body; a page without
+// an injection point gets both at the end.
+func TestWithFrameScript(t *testing.T) {
+	columnar := "<script>\n" + columnarJS + "</script>\n"
+	frame := "<script>\n" + frameJS + "</script>\n"
+	tests := []struct {
+		name, page, want string
+	}{
+		{"injection point", "<html><body><h1>x</h1>" + refresh.InjectionPoint + "<script src=app.js></script></body></html>",
+			"<html><body><h1>x</h1>" + columnar + refresh.InjectionPoint + "<script src=app.js></script>" + frame + "</body></html>"},
+		{"no injection point", "<html><body><p>notice</p></BODY></html>",
+			"<html><body><p>notice</p>" + columnar + frame + "</BODY></html>"},
+		{"no body end", "<p>bare",
+			"<p>bare" + columnar + frame},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(withFrameScript([]byte(tt.page))); got != tt.want {
+				t.Errorf("withFrameScript:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBridge_ExpandScript: the script the view places after the injection
+// point travels in the bridge as a string that cannot end the bridge's
+// own script element.
+func TestBridge_ExpandScript(t *testing.T) {
+	i := strings.Index(bridge, "var EXPAND = ")
+	if i < 0 {
+		t.Fatal("the bridge does not define EXPAND")
+	}
+	line := bridge[i:]
+	line = line[:strings.IndexByte(line, '\n')]
+	if strings.Contains(line, "<") {
+		t.Errorf("EXPAND holds a raw <: %.80s", line)
+	}
+	if !strings.Contains(line, "selmemExpand") || !strings.Contains(line, "selmem-columns") {
+		t.Errorf("EXPAND is not the expanding script: %.120s", line)
+	}
+}

@@ -1,10 +1,15 @@
 package mcpapps
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"html"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/selmem/selmem/refresh"
 )
 
 //go:embed bridge.js
@@ -16,23 +21,48 @@ var frameJS string
 //go:embed columnar.js
 var columnarJS string
 
+//go:embed expand.js
+var expandJS string
+
 var bodyEnd = regexp.MustCompile(`(?i)</body\s*>`)
 
-// withFrameScript adds to a page shown in the view's frame the script that
-// talks to the view (frame.js): the page's height, links to open, when
-// it has rendered, and new data.
+// withFrameScript adds to a page shown in the view's frame the scripts
+// that talk to the view: columnar.js, which turns data by column into a
+// snapshot, before the injection point (where the view may expand data
+// when it loads the page, see expand.js) or else with frame.js, which
+// reports the page's height, links to open and when it has rendered, and
+// hands it new data, at the end of the body.
 func withFrameScript(page []byte) []byte {
-	script := "<script>\n" + columnarJS + frameJS + "</script>\n"
+	columnar := "<script>\n" + columnarJS + "</script>\n"
+	tail := "<script>\n" + frameJS + "</script>\n"
+	if at := bytes.Index(page, []byte(refresh.InjectionPoint)); at >= 0 {
+		page = slices.Concat(page[:at], []byte(columnar), page[at:])
+	} else {
+		tail = columnar + tail
+	}
 	locs := bodyEnd.FindAllIndex(page, -1)
 	if len(locs) == 0 {
-		return append(append([]byte{}, page...), script...)
+		return append(append([]byte{}, page...), tail...)
 	}
 	at := locs[len(locs)-1][0]
-	return append(append(append([]byte{}, page[:at]...), script...), page[at:]...)
+	return slices.Concat(page[:at], []byte(tail), page[at:])
 }
 
-// bridge is the view's script, for the protocol revision it speaks.
-var bridge = columnarJS + strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
+// bridge is the view's script, for the protocol revision it speaks, with
+// the script it places after the injection point of a page it loads with
+// data (EXPAND).
+var bridge = columnarJS + "var EXPAND = " + jsString(expandJS) + ";\n" +
+	strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
+
+// jsString is s as a JavaScript string literal, with "<", ">" and "&"
+// escaped so that it cannot end the script element holding it.
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
+}
 
 // Document is a view of the data snapshot (its SHA-256, "" for none): note,
 // when set, above the frame (e.g. that it shows an aggregate), and inner
