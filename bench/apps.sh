@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Prints refresh_artifact to a rendered MCP Apps view, at 10,000 rows
-# (BenchmarkApps_RefreshToView, see server/apps_bench_test.go), before and
-# after: the benchmark runs on the tree at BASE (a commit; default the
-# merge base with main) and on the working tree, alternately, ROUNDS times
+# (BenchmarkApps_RefreshToView: an open view updated in place, and
+# BenchmarkApps_FirstView: a new view per result; see
+# server/apps_bench_test.go), before and after: the benchmarks run on the
+# tree at BASE (a commit; default the merge base with main) and on the
+# working tree, alternately, ROUNDS times
 # (default 3) of RUNS refreshes each (default 20), on the same machine at
 # the same time. The benchmark harness (the benchmark, the test host page
 # and the browser helpers) is the working tree's in both, so both are
@@ -30,9 +32,10 @@ run() {
 	# neither slows the flushes of the refreshes measured.
 	(cd "$1" && go test -c -o /dev/null ./server/)
 	sync
-	(cd "$1" && go test -run '^$' -bench 'Apps_RefreshToView' -benchtime "${runs}x" ./server/ 2>&1) |
-		awk -v label="$2" '/^BenchmarkApps_RefreshToView/ {
-			line = label
+	(cd "$1" && go test -run '^$' -bench 'Apps_(RefreshToView|FirstView)' -benchtime "${runs}x" ./server/ 2>&1) |
+		awk -v label="$2" '/^BenchmarkApps_/ {
+			name = $1; sub(/^BenchmarkApps_/, "", name); sub(/-[0-9]+$/, "", name)
+			line = label " " name
 			for (i = 3; i < NF; i++) if ($(i+1) ~ /-ms$/) line = line sprintf("  %s %s", $(i+1), $i)
 			print line; fflush()
 		}
