@@ -22,7 +22,7 @@ function selmemExpand(d, numbers) {
     var v = raw[c];
     var out = v;
     if (v && v.dict) {
-      var codes = v.codes || nums[c] || [];
+      var codes = nums[c] || [];
       out = new Array(codes.length);
       for (var i = 0; i < out.length; i++) {
         out[i] = codes[i] < 0 ? null : v.dict[codes[i]];

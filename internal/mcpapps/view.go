@@ -42,7 +42,7 @@ func withFrameScript(page []byte) []byte {
 	}
 	locs := bodyEnd.FindAllIndex(page, -1)
 	if len(locs) == 0 {
-		return append(append([]byte{}, page...), tail...)
+		return slices.Concat(page, []byte(tail))
 	}
 	at := locs[len(locs)-1][0]
 	return slices.Concat(page[:at], []byte(tail), page[at:])
@@ -51,7 +51,7 @@ func withFrameScript(page []byte) []byte {
 // bridge is the view's script, for the protocol revision it speaks, with
 // the script it places after the injection point of a page it loads with
 // data (EXPAND).
-var bridge = columnarJS + "var EXPAND = " + jsString(expandJS) + ";\n" +
+var bridge = "var EXPAND = " + jsString(expandJS) + ";\n" +
 	strings.Replace(bridgeJS, "PROTOCOL_VERSION", ProtocolVersion, 1)
 
 // jsString is s as a JavaScript string literal, with "<", ">" and "&"
