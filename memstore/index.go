@@ -83,7 +83,16 @@ type Query struct {
 	// only outside the searched workspace, scope or types, keeps its
 	// vector hits whatever their similarity.
 	MinSimilarity float64
-	Filter        access.Filter // what the principal may read; the zero value: org and other paths only
+	// Spelled maps the words of Text that are spelled right (a dictionary
+	// holds them: Thesaurus.Spellings) to the terms of their other
+	// spellings ("colour" for "color"). A spelled word means itself, and
+	// the indexed words one edit from it are other words: backends take it
+	// for a typo only of the edit variants (EditVariants) of it whose terms
+	// are listed, never of the terms one edit from its stem
+	// (TypoStemVariants). Other words of at least four letters are typos
+	// of either.
+	Spelled map[string][]string
+	Filter  access.Filter // what the principal may read; the zero value: org and other paths only
 }
 
 // Hit is one fused search result. Embedding is not filled in.

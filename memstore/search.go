@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -87,6 +88,9 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 		MinSimilarity:  s.opts.MinSimilarity,
 		Filter:         filter,
 	}
+	if s.opts.Thesaurus != nil {
+		query.Spelled = spelled(s.opts.Thesaurus, q)
+	}
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()
 	}
@@ -105,11 +109,25 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 			// retries the catch-up.
 			s.log.Warn("index catch-up failed", logKeyIndex, i, logKeyErr, err)
 		}
-		res.Hits, err = m.idx.Search(ctx, query)
-		if err == nil && len(drafts) > 0 {
-			q := query
-			q.Limit = req.Limit
-			res.Hits, err = s.searchDrafts(ctx, q, res.Hits, drafts, changed)
+		find := func(query Query) ([]Hit, error) {
+			hits, err := m.idx.Search(ctx, query)
+			if err == nil && len(drafts) > 0 {
+				query.Limit = req.Limit
+				hits, err = s.searchDrafts(ctx, query, hits, drafts, changed)
+			}
+			return hits, err
+		}
+		res.Hits, err = find(query)
+		if err == nil && len(res.Hits) == 0 && s.opts.Thesaurus != nil {
+			// Nothing matched: search again with the words the thesaurus
+			// relates to the query's, which may be the memory's words for
+			// the same thing ("client" for "customer").
+			if related := relatedText(s.opts.Thesaurus, q); related != "" {
+				wider := query
+				wider.Text = q + " " + related
+				wider.Spelled = spelled(s.opts.Thesaurus, wider.Text)
+				res.Hits, err = find(wider)
+			}
 		}
 		if err == nil {
 			return res, nil
@@ -121,6 +139,81 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 		res.Degraded = "The primary search index is unavailable; these results come from the local fallback index, which holds the same memory."
 	}
 	return SearchResult{}, fmt.Errorf("search: %w", err)
+}
+
+// Thesaurus is a dictionary of words and of words of like meaning.
+// Search tells the index which of a query's words are spelled right, and
+// their other spellings (Query.Spelled), so that a real word is not taken
+// for a typo of another ("raise" for "rain"), only of its other spellings
+// ("favorite" for "favourite"). And when a query matched nothing, Search
+// runs it once more with the related words added, so a query in other
+// words than the memory's ("when is a client gone" for "a customer is
+// lost") still finds what the memory holds, while a query the memory
+// holds words of ranks as before.
+type Thesaurus interface {
+	// Spellings reports whether word, or the base form of an inflection
+	// of it, is in the dictionary, and returns its other spellings.
+	Spellings(word string) (others []string, known bool)
+	// Related returns words of like meaning to word, or nil.
+	Related(word string) []string
+}
+
+// spelled returns the full-text words of text that th knows, with the
+// terms of their other spellings (Query.Spelled).
+func spelled(th Thesaurus, text string) map[string][]string {
+	out := map[string][]string{}
+	TermWords(text, func(word, _ string) {
+		if _, done := out[word]; done {
+			return
+		}
+		others, ok := th.Spellings(word)
+		if !ok {
+			return
+		}
+		terms := []string{}
+		for _, o := range others {
+			TermWords(o, func(_, term string) {
+				if !slices.Contains(terms, term) {
+					terms = append(terms, term)
+				}
+			})
+		}
+		out[word] = terms
+	})
+	return out
+}
+
+// maxRelated caps the related words added for one query word, so a word
+// of many senses does not swamp the others.
+const maxRelated = 8
+
+// relatedText returns the words th relates to the full-text words of text
+// (Terms: stop words left out), space-separated, each once and none of
+// text's own terms; "" when there are none.
+func relatedText(th Thesaurus, text string) string {
+	seen := map[string]bool{}
+	TermWords(text, func(_, term string) { seen[term] = true })
+	var out []string
+	TermWords(text, func(word, _ string) {
+		n := 0
+		for _, r := range th.Related(word) {
+			if n == maxRelated {
+				break
+			}
+			added := false
+			TermWords(r, func(_, term string) {
+				if !seen[term] {
+					seen[term] = true
+					added = true
+				}
+			})
+			if added {
+				out = append(out, r)
+				n++
+			}
+		}
+	})
+	return strings.Join(out, " ")
 }
 
 // catchUp reconciles a mirror that may lag behind HEAD before it answers,

@@ -29,6 +29,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"TypoTolerance", testTypoTolerance},
 		{"TypoOfInflection", testTypoOfInflection},
 		{"PartialWord", testPartialWord},
+		{"SpelledWords", testSpelledWords},
 		{"Filters", testFilters},
 		{"Validity", testValidity},
 		{"Replace", testReplace},
@@ -237,6 +238,44 @@ func testTypoOfInflection(t *testing.T, s *suite) {
 		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.query})
 		if len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1 {
 			t.Errorf("%q: hits %v, want %s first by full text", tt.query, keys(hits), tt.want)
+		}
+	}
+}
+
+// testSpelledWords: a query word spelled right (Query.Spelled) is a typo
+// only of its other spellings, not of the other indexed words one edit
+// from it or from its stem, and still stands for the words it begins.
+func testSpelledWords(t *testing.T, s *suite) {
+	paths := s.putTexts(t,
+		"Rain delays deliveries in the north.",
+		"Each visitor gets a hashed cookie id.",
+		"Her favourite dish is ramen.")
+	tests := []struct {
+		query   string
+		spelled map[string][]string
+		want    string // the first hit by full text; "" for no full-text hit
+	}{
+		// The stem "rais" is one edit from "rain".
+		{"raise", nil, paths[0]},
+		// A word in its own right; an edit of its stem is never another
+		// spelling.
+		{"raise", map[string][]string{"raise": {}}, ""},
+		{"raise", map[string][]string{"raise": {"rain"}}, ""},
+		// Only the words listed are spelled.
+		{"rainn", map[string][]string{"raise": {}}, paths[0]},
+		// The stem "visit" begins "visitor".
+		{"visits", map[string][]string{"visits": {}}, paths[1]},
+		// "favourite" is another word, unless it is another spelling.
+		{"favorite", map[string][]string{"favorite": {}}, ""},
+		{"favorite", map[string][]string{"favorite": {"favourit"}}, paths[2]},
+	}
+	for _, tt := range tests {
+		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.query, Spelled: tt.spelled})
+		switch {
+		case tt.want == "" && len(hits) > 0:
+			t.Errorf("%q spelled %q: hits %v, want none", tt.query, tt.spelled, keys(hits))
+		case tt.want != "" && (len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1):
+			t.Errorf("%q spelled %q: hits %v, want %s first by full text", tt.query, tt.spelled, keys(hits), tt.want)
 		}
 	}
 }

@@ -10,20 +10,28 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/thesaurus"
 )
 
-// RunStore checks the git mirror over a backend: a store on the index picks
-// up commits made outside selmem when it reconciles, and rebuilds the index
-// when the embedder (and its dimension) changes. newIndex returns a fresh,
-// empty index; the suite closes it.
+// RunStore checks a store over a backend: it picks up commits made
+// outside selmem when it reconciles, rebuilds the index when the embedder
+// (and its dimension) changes, and searches once more with WordNet's
+// synonyms when a query matched nothing. newIndex returns a fresh, empty
+// index; the suite closes it.
 func RunStore(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 	t.Run("ExternalCommits", func(t *testing.T) { testExternalCommits(t, newIndex(t)) })
 	t.Run("EmbedderChange", func(t *testing.T) { testEmbedderChange(t, newIndex(t)) })
+	t.Run("Thesaurus", func(t *testing.T) { testThesaurus(t, newIndex(t)) })
 }
 
 func openStore(t *testing.T, home string, idx memstore.Index, emb memstore.Embedder) *memstore.Store {
 	t.Helper()
-	s, err := memstore.Open(context.Background(), home, &memstore.Options{Index: idx, Embedder: emb})
+	return openStoreWith(t, home, &memstore.Options{Index: idx, Embedder: emb})
+}
+
+func openStoreWith(t *testing.T, home string, opts *memstore.Options) *memstore.Store {
+	t.Helper()
+	s, err := memstore.Open(context.Background(), home, opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -147,5 +155,32 @@ func testEmbedderChange(t *testing.T, idx memstore.Index) {
 	}
 	if got, want := firstHit(t, s, "rolling window forecasts"), "/memories/workspaces/w/task.md"; got != want {
 		t.Errorf("after the rebuild: first hit %q, want %q", got, want)
+	}
+}
+
+// testThesaurus: a query in words the memory does not use finds the memory
+// that uses their synonyms, and a query of unrelated words still finds
+// nothing.
+func testThesaurus(t *testing.T, idx memstore.Index) {
+	t.Cleanup(func() { idx.Close() })
+	ctx := context.Background()
+	s := openStoreWith(t, t.TempDir(), &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Thesaurus: thesaurus.WordNet{}})
+	files := map[string]string{
+		"/memories/workspaces/w/churn.md":    "# Churn definition\n\n- A customer is lost after 90 days without a paid order.\n",
+		"/memories/workspaces/w/invoices.md": "# Invoices\n\n- Invoices are due in 30 days.\n",
+	}
+	for path, text := range files {
+		if _, err := s.Create(ctx, path, text, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"when is a client gone", "/memories/workspaces/w/churn.md"},
+		{"clients", "/memories/workspaces/w/churn.md"},
+		{"xylophone quasar", ""},
+	} {
+		if got := firstHit(t, s, tc.query); got != tc.want {
+			t.Errorf("search %q: first hit %q, want %q", tc.query, got, tc.want)
+		}
 	}
 }

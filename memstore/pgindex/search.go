@@ -97,9 +97,10 @@ const withNeighbourSQL = `
 //   - the query's terms: the terms of its words that some chunk holds, and
 //     for each word no chunk holds (of at least $25 bytes) the $24 most
 //     frequent terms of the indexed words it or its stem begins ($31, $32:
-//     memstore.TypoPrefixes beyond the word itself), of the indexed words
-//     that are one of its edit variants ($3, $4: memstore.EditVariants) and
-//     of the indexed terms one edit from its stem ($33, $34:
+//     memstore.TypoPrefixes beyond the word itself) and, unless it is
+//     spelled right (memstore.Query.Spelled), of the indexed words that
+//     are one of its edit variants ($3, $4: memstore.EditVariants) and of
+//     the indexed terms one edit from its stem ($33, $34:
 //     memstore.TypoStemVariants), at weight $23;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
@@ -364,12 +365,20 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 			return
 		}
 		i := int32(len(words))
-		for _, v := range memstore.EditVariants(word) {
-			vidx, variants = append(vidx, i), append(variants, v)
-		}
 		// The word's own prefix is searched as $1; its stem's beside it.
 		for _, p := range memstore.TypoPrefixes(word, fuzzyMinLen)[1:] {
 			pidx, prefixes = append(pidx, i), append(prefixes, p)
+		}
+		others, spelled := q.Spelled[word]
+		for _, v := range memstore.EditVariants(word) {
+			// A word in its own right is a typo only of its other
+			// spellings.
+			if !spelled || slices.Contains(others, memstore.Stem(v)) {
+				vidx, variants = append(vidx, i), append(variants, v)
+			}
+		}
+		if spelled {
+			return
 		}
 		for _, v := range memstore.TypoStemVariants(word) {
 			sidx, stemVariants = append(sidx, i), append(stemVariants, v)

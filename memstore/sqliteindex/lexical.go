@@ -145,10 +145,11 @@ type queryTerm struct {
 
 // Fuzzy matching of query words the index lacks: a word of at least
 // fuzzyMinLen bytes stands for the indexed words that it or its stem
-// begins (memstore.TypoPrefixes), the indexed words one edit away that
-// keep its first letter (memstore.EditVariants) and the indexed terms one
-// edit away from its stem (memstore.TypoStemVariants); the fuzzyMax most
-// frequent of their terms count, each at memstore.Ranking.TypoWeight.
+// begins (memstore.TypoPrefixes) and, unless it is spelled right, the
+// indexed words one edit away that keep its first letter
+// (memstore.EditVariants) and the indexed terms one edit away from its
+// stem (memstore.TypoStemVariants); the fuzzyMax most frequent of their
+// terms count, each at memstore.Ranking.TypoWeight.
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3
@@ -160,7 +161,7 @@ const (
 // latter: words matching exactly are never expanded. readable is nil when
 // every row is readable. A word only unreadable rows hold counts as a word
 // the index lacks, so that the query runs as if those rows did not exist.
-func (l *lexicon) queryTerms(text string, typoWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
+func (l *lexicon) queryTerms(text string, spelled map[string][]string, typoWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
 	seen := map[int32]bool{}
 	var missing []string
 	memstore.TermWords(text, func(word, term string) {
@@ -179,7 +180,8 @@ func (l *lexicon) queryTerms(text string, typoWeight float64, readable func(row 
 		if typoWeight == 0 {
 			break
 		}
-		for _, id := range l.fuzzy(w, readable) {
+		others, ok := spelled[w]
+		for _, id := range l.fuzzy(w, others, ok, readable) {
 			if !seen[id] {
 				seen[id] = true
 				terms = append(terms, queryTerm{id, typoWeight})
@@ -210,8 +212,11 @@ func (l *lexicon) held(id int32, readable func(row int32) bool) bool {
 }
 
 // fuzzy returns the terms of the indexed words near w that a readable
-// row holds, most frequent first (ties by term), at most fuzzyMax.
-func (l *lexicon) fuzzy(w string, readable func(row int32) bool) []int32 {
+// row holds, most frequent first (ties by term), at most fuzzyMax. A word
+// spelled right (memstore.Query.Spelled) stands for the words it begins
+// and, of those one edit away, only for its other spellings, whose terms
+// are others.
+func (l *lexicon) fuzzy(w string, others []string, spelled bool, readable func(row int32) bool) []int32 {
 	if len(w) < fuzzyMinLen {
 		return nil
 	}
@@ -231,13 +236,15 @@ func (l *lexicon) fuzzy(w string, readable func(row int32) bool) []int32 {
 		}
 	}
 	for _, v := range memstore.EditVariants(w) {
-		if id, ok := l.wordOf[v]; ok {
+		if id, ok := l.wordOf[v]; ok && (!spelled || slices.Contains(others, l.terms[id])) {
 			add(id)
 		}
 	}
-	for _, t := range memstore.TypoStemVariants(w) {
-		if id, ok := l.ids[t]; ok {
-			add(id)
+	if !spelled {
+		for _, t := range memstore.TypoStemVariants(w) {
+			if id, ok := l.ids[t]; ok {
+				add(id)
+			}
 		}
 	}
 	slices.SortFunc(ids, func(a, b int32) int {

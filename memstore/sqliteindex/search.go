@@ -71,7 +71,7 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 		return nil, nil
 	}
 	readable := i.vecs.readable(&f)
-	terms, unknown := i.vecs.lex.queryTerms(q.Text, i.rank.TypoWeight, readable)
+	terms, unknown := i.vecs.lex.queryTerms(q.Text, q.Spelled, i.rank.TypoWeight, readable)
 	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight
