@@ -302,6 +302,12 @@ func steps() []step {
 			exact: "Error: The path " + task + " does not exist"},
 		{name: "search", tool: "memory_search", args: map[string]any{"query": "euros amounts", "workspace": "sales"},
 			want: []string{"/memories/workspaces/sales/rules.md:1-"}},
+		{name: "create in other words", tool: "memory_create", args: map[string]any{"path": "/memories/workspaces/sales/churn.md", "file_text": "# Churn\n- A customer is lost after 90 days without an order.\n"},
+			want: []string{"File created successfully"}, commits: 1},
+		// None of the query's words is in the memory; WordNet's synonym
+		// of one is ("client": "customer").
+		{name: "search in other words", tool: "memory_search", args: map[string]any{"query": "when is a client gone"},
+			want: []string{"/memories/workspaces/sales/churn.md:1-"}},
 		{name: "search nothing matched", tool: "memory_search", args: map[string]any{"query": "xylophone quasar"},
 			want: []string{"No memory matched the query"}},
 		{name: "search empty query", tool: "memory_search", args: map[string]any{"query": "  "}, isError: true,
