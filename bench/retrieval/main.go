@@ -4,9 +4,10 @@
 // through the real store with the embedded index, runs every query through
 // memstore.Store.Search (the path of memory_search and `selmem search`),
 // and prints recall@1/5/10, MRR and nDCG@10 per set and query class, the
-// share of nonsense queries that return any hit, the labelled queries the
-// relevance floor loses (a top-10 relevant hit the no-floor variant finds,
-// counted and listed for the first variant), and search latency. A
+// share of nonsense queries (of rare words, and of common ones) that
+// return any hit, the labelled queries the relevance floor loses (a
+// top-10 relevant hit the no-floor variant finds, counted and listed for
+// the first variant), and search latency. A
 // BM25-only baseline over the same chunks (SQLite FTS5, porter stemmer,
 // stop words removed, OR of the remaining words) runs in the same
 // process, so every ranking is measured against it.
@@ -67,7 +68,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 12, "seed of the generated sets")
 	flag.IntVar(&cfg.conversations, "conversations", 20, "generated conversations")
 	flag.IntVar(&cfg.workspaces, "workspaces", 20, "generated product workspaces")
-	flag.IntVar(&cfg.nonsense, "nonsense", 200, "nonsense queries (expected to match nothing)")
+	flag.IntVar(&cfg.nonsense, "nonsense", 200, "nonsense queries of each kind, rare words and common ones (expected to match nothing)")
 	flag.StringVar(&variants, "variants", "default", "comma-separated ranking variants to evaluate (all: every variant)")
 	flag.StringVar(&cfg.write, "write", "", "write the generated set to this directory and exit")
 	flag.StringVar(&cfg.keep, "keep", "", "build the memory in this directory and keep it (default: a temporary one)")
@@ -110,6 +111,7 @@ func load(cfg config) (devset.Set, error) {
 	}
 	if cfg.nonsense > 0 {
 		set.Queries = append(set.Queries, devset.Nonsense(cfg.seed+2, cfg.nonsense, wss)...)
+		set.Queries = append(set.Queries, devset.CommonNonsense(cfg.seed+3, cfg.nonsense, wss)...)
 	}
 	return set, nil
 }
@@ -235,7 +237,7 @@ func evalVariant(ctx context.Context, home, dbPath string, v variant, set devset
 	if err != nil {
 		return report{}, err
 	}
-	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log, MinSimilarity: v.floor})
+	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log, MinSimilarity: v.floor, Thesaurus: v.thesaurus()})
 	if err != nil {
 		idx.Close()
 		return report{}, err
@@ -403,7 +405,13 @@ func printReports(out io.Writer, qs []devset.Query, reports []report, ref *repor
 	for i := range reports[0].results {
 		q := qs[i]
 		if q.Class == "nonsense" {
-			add("nonsense", i)
+			// By set (rare words, common words), each set of another
+			// name under "nonsense".
+			name := q.Set
+			if !strings.HasPrefix(name, "nonsense") {
+				name = "nonsense"
+			}
+			add(name, i)
 			continue
 		}
 		add("all labelled", i)
@@ -417,7 +425,7 @@ func printReports(out io.Writer, qs []devset.Query, reports []report, ref *repor
 				return 0
 			case strings.HasPrefix(n, "set "):
 				return 1
-			case n == "nonsense":
+			case strings.HasPrefix(n, "nonsense"):
 				return 3
 			}
 			return 2
@@ -429,7 +437,8 @@ func printReports(out io.Writer, qs []devset.Query, reports []report, ref *repor
 		width = max(width, len(r.name))
 	}
 	for _, g := range groups {
-		if g.name == "nonsense" {
+		nonsense := strings.HasPrefix(g.name, "nonsense")
+		if nonsense {
 			fmt.Fprintf(out, "\n%s (%d queries): share returning any hit\n", g.name, len(g.idx))
 		} else {
 			fmt.Fprintf(out, "\n%s (%d queries)\n  %-*s  %6s %6s %6s %6s %7s %8s %8s\n", g.name, len(g.idx), width, "ranking", "R@1", "R@5", "R@10", "MRR", "nDCG10", "p50", "p99")
@@ -440,7 +449,7 @@ func printReports(out io.Writer, qs []devset.Query, reports []report, ref *repor
 				rs[k] = r.results[i]
 			}
 			m := summarise(rs)
-			if g.name == "nonsense" {
+			if nonsense {
 				fmt.Fprintf(out, "  %-*s  %.3f", width, r.name, m.anyHits)
 				if ref != nil {
 					fmt.Fprintf(out, "  (labelled queries losing a top-10 relevant hit against %s: %d)", noFloor, len(lost(r, *ref)))

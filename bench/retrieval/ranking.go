@@ -5,6 +5,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/sqliteindex"
+	"github.com/selmem/selmem/memstore/thesaurus"
 )
 
 // variant is a ranking to evaluate: a change to the default ranking.
@@ -12,7 +13,33 @@ type variant struct {
 	name   string
 	change func(*memstore.Ranking)
 	floor  float64 // memstore.Options.MinSimilarity; 0 for the embedder's
+	// noThesaurus leaves memstore.Options.Thesaurus unset; noSpelled
+	// keeps its related words but tells the index of no word that is
+	// spelled right; noRelated keeps the dictionary without related words.
+	noThesaurus, noSpelled, noRelated bool
 }
+
+func (v variant) thesaurus() memstore.Thesaurus {
+	switch {
+	case v.noThesaurus:
+		return nil
+	case v.noSpelled:
+		return relatedOnly{}
+	case v.noRelated:
+		return dictionaryOnly{}
+	}
+	return thesaurus.WordNet{}
+}
+
+// relatedOnly is WordNet's related words without its dictionary.
+type relatedOnly struct{ thesaurus.WordNet }
+
+func (relatedOnly) Spellings(string) ([]string, bool) { return nil, false }
+
+// dictionaryOnly is WordNet's dictionary without its related words.
+type dictionaryOnly struct{ thesaurus.WordNet }
+
+func (dictionaryOnly) Related(string) []string { return nil }
 
 func (v variant) apply(o *sqliteindex.Options) {
 	r := memstore.DefaultRanking()
@@ -34,6 +61,9 @@ var variants = []variant{
 	{name: "vector-0.25", change: func(r *memstore.Ranking) { r.VectorWeight = 0.25 }},
 	{name: "unknown-vector-1", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 1 }},
 	{name: "unknown-vector-0.5", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 0.5 }},
+	{name: "no-thesaurus", change: func(*memstore.Ranking) {}, noThesaurus: true},
+	{name: "no-spelled-words", change: func(*memstore.Ranking) {}, noSpelled: true},
+	{name: "no-related-words", change: func(*memstore.Ranking) {}, noRelated: true},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
 	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
 	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 1, 1 }},

@@ -76,6 +76,31 @@ func TestNonsense(t *testing.T) {
 	}
 }
 
+// TestCommonNonsense checks that the memories of several seeds hold no
+// word of the stem of a common nonsense word.
+func TestCommonNonsense(t *testing.T) {
+	stems := map[string]string{}
+	for _, w := range commonWords {
+		stems[memstore.Stem(w)] = w
+	}
+	for seed := range uint64(4) {
+		s := Conversations(seed, 20)
+		s.Merge(Workspaces(seed+1, 20))
+		for path, content := range s.Files {
+			memstore.Words(content, func(w string) {
+				if n, ok := stems[memstore.Stem(w)]; ok {
+					t.Errorf("seed %d: %s holds %q, of the stem of nonsense word %q", seed, path, w, n)
+				}
+			})
+		}
+	}
+	for _, q := range CommonNonsense(1, 20, []string{"a"}) {
+		if q.Set != "nonsense-common" || q.Class != "nonsense" || len(q.Relevant) != 0 {
+			t.Errorf("query %+v: want a nonsense query of set nonsense-common", q)
+		}
+	}
+}
+
 func TestWriteRead(t *testing.T) {
 	s := Workspaces(3, 2)
 	s.Queries = append(s.Queries, Nonsense(3, 5, nil)...)

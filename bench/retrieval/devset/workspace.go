@@ -216,17 +216,42 @@ var nonsenseWords = []string{"xylophone", "quasar", "blorfix", "zantrop", "quibb
 	"trombone", "galvanic", "pterodactyl", "marzipan", "zeppelin", "obsidian", "wombat", "glockenspiel", "quokka",
 	"snorkel", "vortigaunt", "plinth", "crumhorn", "mizzenmast", "gazpacho", "tesseract", "yodel", "lichen"}
 
+// commonWords are everyday English words that the generated memories do
+// not use, nor any word of the same stem (devset_test checks): nonsense
+// made of real words, which have synonyms, inflections and neighbours one
+// letter away in any memory.
+var commonWords = []string{"umbrella", "nutmeg", "glacier", "pelican", "saddle", "lasso", "kayak", "kettle",
+	"blanket", "chimney", "meadow", "thunder", "pebble", "ladder", "cactus", "walrus", "compass", "anchor",
+	"marble", "moth", "acorn", "pumpkin", "castle", "dragon", "whistle", "feather", "barrel", "canyon",
+	"volcano", "jungle", "carpet", "mirror", "needle", "ribbon", "scarf", "helmet", "puzzle", "quilt",
+	"turtle", "bishop", "knight", "sailor", "shepherd", "carpenter", "jester", "whisper", "gallop", "juggle",
+	"sneeze", "stumble", "wander", "shiver", "paddle", "gentle", "fuzzy", "humid", "rusty", "shiny",
+	"sleepy", "crooked", "hollow", "ancient", "frozen", "wooden", "purple", "bitter", "salty", "clumsy",
+	"elbow", "harp", "eyebrow", "beard", "pillow", "spoon", "badger", "shovel", "broom", "glove",
+	"penguin", "giraffe", "squirrel", "beaver", "otter", "raven", "swan", "oyster", "lobster", "cherry",
+	"walnut", "ginger", "garlic", "onion", "lemon", "honey", "cheese", "saucer", "goblet", "cloak"}
+
 // Nonsense returns n queries of two or three words that match nothing,
-// each restricted to one of workspaces in turn.
+// each restricted to one of workspaces in turn: made-up and rare words.
 func Nonsense(seed uint64, n int, workspaces []string) []Query {
+	return nonsense(seed, n, workspaces, "nonsense", nonsenseWords)
+}
+
+// CommonNonsense is Nonsense of everyday English words (set
+// "nonsense-common"), which a dictionary knows and relates to others.
+func CommonNonsense(seed uint64, n int, workspaces []string) []Query {
+	return nonsense(seed, n, workspaces, "nonsense-common", commonWords)
+}
+
+func nonsense(seed uint64, n int, workspaces []string, set string, words []string) []Query {
 	g := newGen(seed)
 	out := make([]Query, n)
 	for i := range out {
 		ws := make([]string, 2+g.r.IntN(2))
 		for k := range ws {
-			ws[k] = pick(g, nonsenseWords)
+			ws[k] = pick(g, words)
 		}
-		out[i] = Query{ID: fmt.Sprintf("nonsense-q%03d", i+1), Set: "nonsense", Class: "nonsense", Text: strings.Join(ws, " ")}
+		out[i] = Query{ID: fmt.Sprintf("%s-q%03d", set, i+1), Set: set, Class: "nonsense", Text: strings.Join(ws, " ")}
 		if len(workspaces) > 0 {
 			out[i].Workspace = workspaces[i%len(workspaces)]
 		}
