@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/selmem/selmem/memstore/gate"
-	"github.com/selmem/selmem/memstore/thesaurus"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 	"github.com/selmem/selmem/server"
@@ -81,10 +80,9 @@ func (a *app) serve(ctx context.Context) error {
 	sched := refresh.NewScheduler(rf, nil)
 	bg, stopBackground := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	// The secret rules, the token encoder and the thesaurus are built on
-	// first use, which the session's first write, profile and search would
-	// wait for (a few hundred milliseconds): build them while the server
-	// starts.
+	// The secret rules and the token encoder are built on first use, which
+	// the session's first write and first profile would wait for (a few
+	// hundred milliseconds): build them while the server starts.
 	wg.Go(func() {
 		if err := gate.Warm(); err != nil {
 			log.Error("build the secret rules", "err", err)
@@ -92,7 +90,6 @@ func (a *app) serve(ctx context.Context) error {
 		if _, err := profiler.NewCounter(); err != nil {
 			log.Error("load the token encoder", "err", err)
 		}
-		thesaurus.Warm()
 	})
 	var external chan []string
 	if a.cfg.Remote.URL != "" {

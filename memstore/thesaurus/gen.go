@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen writes wordnet.txt.gz, the table package thesaurus embeds, from a
+// gen writes wordnet.txt, the table package thesaurus embeds, from a
 // WordNet 3.0 database directory. The committed table was made from
 // Debian's wordnet-base 1:3.0-37, which installs one in
 // /usr/share/wordnet (`apt-get install wordnet-base`):
@@ -19,7 +19,6 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"flag"
 	"fmt"
 	"io"
@@ -45,7 +44,7 @@ var plain = regexp.MustCompile(`^[a-z][a-z]+$`)
 
 func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 database directory")
-	out := flag.String("o", "wordnet.txt.gz", "output file")
+	out := flag.String("o", "wordnet.txt", "output file")
 	flag.Parse()
 	type part struct {
 		synsets map[int64][]string
@@ -230,24 +229,17 @@ func write(path string, related, spellings map[string][]string) error {
 	if err != nil {
 		return err
 	}
-	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
 	lemmas := make([]string, 0, len(related))
 	for l := range related {
 		lemmas = append(lemmas, l)
 	}
 	slices.Sort(lemmas)
-	w := bufio.NewWriter(zw)
+	w := bufio.NewWriter(f)
 	for _, l := range lemmas {
 		slices.Sort(spellings[l])
 		fmt.Fprintf(w, "%s\t%s\t%s\n", l, strings.Join(related[l], " "), strings.Join(spellings[l], " "))
 	}
 	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
 		return err
 	}
 	return f.Close()

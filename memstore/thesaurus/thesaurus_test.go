@@ -1,9 +1,6 @@
 package thesaurus
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,17 +57,12 @@ func TestWordNet_Related(t *testing.T) {
 // two or more letters a-z, none the lemma itself or repeated, each
 // spelling one edit from the lemma.
 func TestTable(t *testing.T) {
-	zr, err := gzip.NewReader(bytes.NewReader(wordnetGz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
+	if !strings.HasSuffix(table, "\n") {
+		t.Fatal("the table does not end with a newline") // find relies on it
 	}
 	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
 	var lemmas []string
-	for line := range strings.Lines(string(text)) {
+	for line := range strings.Lines(table) {
 		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
 		if len(f) != 3 || !plain.MatchString(f[0]) {
 			t.Fatalf("line %q: want a lemma, related lemmas and spellings, tab-separated", line)
@@ -91,7 +83,21 @@ func TestTable(t *testing.T) {
 		lemmas = append(lemmas, lemma)
 	}
 	if !slices.IsSorted(lemmas) || len(slices.Compact(slices.Clone(lemmas))) != len(lemmas) {
-		t.Error("lemmas are not sorted and unique")
+		t.Fatal("lemmas are not sorted and unique")
+	}
+	// The binary search finds every lemma, and nothing between two.
+	for i, l := range lemmas {
+		if _, ok := find(l); !ok {
+			t.Fatalf("find(%q): not found", l)
+		}
+		if _, ok := find(l + "\x00"); ok && (i+1 == len(lemmas) || lemmas[i+1] != l+"\x00") {
+			t.Fatalf("find(%q): found", l+"\x00")
+		}
+	}
+	for _, w := range []string{"", "\x00", "zzzzzzzz", "\xff"} {
+		if _, ok := find(w); ok {
+			t.Errorf("find(%q): found", w)
+		}
 	}
 	if len(lemmas) < 50000 {
 		t.Errorf("%d lemmas, want WordNet's tens of thousands", len(lemmas))
@@ -120,7 +126,7 @@ func TestWordNet_Spellings(t *testing.T) {
 }
 
 func FuzzRelated(f *testing.F) {
-	for _, s := range []string{"client", "clients", "ies", "men", "Ünïcode", "es", "\xff"} {
+	for _, s := range []string{"client", "clients", "ies", "men", "Ünïcode", "es", "\xff", "a\tb", "zzzzzz", "\n"} {
 		f.Add(s)
 	}
 	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
@@ -132,4 +138,15 @@ func FuzzRelated(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkWordNet_Spellings looks up a query's words: known, inflected
+// and unknown.
+func BenchmarkWordNet_Spellings(b *testing.B) {
+	words := []string{"client", "clients", "favourites", "considered", "blorfix", "retension"}
+	for b.Loop() {
+		for _, w := range words {
+			WordNet{}.Spellings(w)
+		}
+	}
 }
