@@ -118,15 +118,20 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 			return hits, err
 		}
 		res.Hits, err = find(query)
-		if err == nil && len(res.Hits) == 0 && s.opts.Thesaurus != nil {
-			// Nothing matched: search again with the words the thesaurus
-			// relates to the query's, which may be the memory's words for
-			// the same thing ("client" for "customer").
+		if err == nil && s.opts.Thesaurus != nil && !anyTextHit(res.Hits) {
+			// No word of the query matched, at most its vector: search
+			// again with the words the thesaurus relates to the query's,
+			// which may be the memory's words for the same thing
+			// ("client" for "customer"), and keep that search's hits if
+			// one of those words matched.
 			if related := relatedText(s.opts.Thesaurus, q); related != "" {
 				wider := query
 				wider.Text = q + " " + related
 				wider.Spelled = spelled(s.opts.Thesaurus, wider.Text)
-				res.Hits, err = find(wider)
+				var hits []Hit
+				if hits, err = find(wider); err == nil && anyTextHit(hits) {
+					res.Hits = hits
+				}
 			}
 		}
 		if err == nil {
@@ -145,17 +150,22 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 // Search tells the index which of a query's words are spelled right, and
 // their other spellings (Query.Spelled), so that a real word is not taken
 // for a typo of another ("raise" for "rain"), only of its other spellings
-// ("favorite" for "favourite"). And when a query matched nothing, Search
-// runs it once more with the related words added, so a query in other
-// words than the memory's ("when is a client gone" for "a customer is
-// lost") still finds what the memory holds, while a query the memory
-// holds words of ranks as before.
+// ("favorite" for "favourite"). And when no word of a query matched (no
+// hit, or hits by vector alone), Search runs it once more with the
+// related words added, so a query in other words than the memory's ("when
+// is a client gone" for "a customer is lost") still finds what the memory
+// holds, while a query the memory holds words of ranks as before.
 type Thesaurus interface {
 	// Spellings reports whether word, or the base form of an inflection
 	// of it, is in the dictionary, and returns its other spellings.
 	Spellings(word string) (others []string, known bool)
 	// Related returns words of like meaning to word, or nil.
 	Related(word string) []string
+}
+
+// anyTextHit reports whether a hit is in the full-text ranking.
+func anyTextHit(hits []Hit) bool {
+	return slices.ContainsFunc(hits, func(h Hit) bool { return h.TextRank > 0 })
 }
 
 // spelled returns the full-text words of text that th knows, with the

@@ -73,9 +73,10 @@ type Options struct {
 	// (Query.MinSimilarity); 0 means the embedder's own floor when it has
 	// one (SimilarityFloorer), else none.
 	MinSimilarity float64
-	// Thesaurus, if set, relates a query's words to others when the query
-	// matched nothing, and the search is run once more with them (see
-	// Thesaurus). Nil leaves such a search empty.
+	// Thesaurus, if set, tells the index which query words are spelled
+	// right, and relates a query's words to others when none of them
+	// matched, for a second search with them (see Thesaurus). Nil does
+	// neither.
 	Thesaurus Thesaurus
 	// ProposalThreshold is the confidence below which a write by someone
 	// who is not an owner of the workspace becomes a proposal; 0 means

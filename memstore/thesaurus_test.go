@@ -30,9 +30,10 @@ func (s *synonyms) Related(word string) []string {
 	return s.table[word]
 }
 
-// TestStore_SearchThesaurus checks that a search that matched nothing is
-// run once more with the thesaurus's related words, only then, and within
-// what the principal may read.
+// TestStore_SearchThesaurus checks that a search no word of which matched
+// is run once more with the thesaurus's related words, only then, and
+// within what the principal may read, and that its hits replace the first
+// search's only when a related word matched.
 func TestStore_SearchThesaurus(t *testing.T) {
 	vic := access.WithPrincipal(context.Background(), access.Principal{User: "vic", Kind: access.KindPerson})
 	const (
@@ -54,6 +55,14 @@ func TestStore_SearchThesaurus(t *testing.T) {
 			table: map[string][]string{"clients": {"customers"}},
 			first: churn, wantAsked: []string{"clients"}},
 		{name: "no thesaurus", ctx: context.Background(), query: "when is a client gone"},
+		// No word matches, but the invoices come close by vector: the
+		// related word's match replaces them.
+		{name: "hits by vector alone", ctx: context.Background(), query: "invoiceless client",
+			table: map[string][]string{"client": {"customer"}},
+			first: churn, wantAsked: []string{"invoiceless", "client"}},
+		{name: "hits by vector alone, no related word matches", ctx: context.Background(), query: "invoiceless client",
+			table: map[string][]string{"client": {"patron"}},
+			first: invoice, wantAsked: []string{"invoiceless", "client"}},
 		{name: "no related word the memory holds", ctx: context.Background(), query: "xylophone quasar",
 			table:     map[string][]string{"xylophone": {"marimba"}},
 			wantAsked: []string{"xylophone", "quasar"}},
