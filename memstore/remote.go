@@ -279,7 +279,9 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 	}
 	req.Packfile = io.NopCloser(&buf)
 	rs, err := sess.ReceivePack(ctx, req)
-	reported := err == nil && rs != nil
+	// The server answered when its status report arrived; go-git returns
+	// the report with its error when the report refuses the update.
+	reported := rs != nil
 	if reported {
 		err = rs.Error()
 	}
@@ -287,8 +289,8 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 		r.contact(next)
 		return nil
 	}
-	// A refusal (go-git returns the report's error), a lost answer or no
-	// report at all: where the branch is now tells which.
+	// A refusal, a lost answer or no report at all: where the branch is
+	// now tells which.
 	cur, herr := r.remoteHead(ctx)
 	switch {
 	case herr != nil && err != nil:

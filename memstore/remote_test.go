@@ -307,13 +307,35 @@ func TestRemote_ReapplyFailsHonestly(t *testing.T) {
 			wantErr: memstore.ErrNotFound,
 			wantMsg: "did not appear verbatim",
 		},
+		{
+			// Same author, clock, file and edit on the same head: the
+			// same commit. The server refuses the stale push, though its
+			// branch names that commit; the write is still not the one
+			// that landed.
+			name: "the identical str_replace made meanwhile",
+			first: func(s *memstore.Store) error {
+				_, err := s.StrReplace(ctx, "/memories/notes/base.md", "v1", "v2", nil)
+				return err
+			},
+			second: func(s *memstore.Store) error {
+				_, err := s.StrReplace(ctx, "/memories/notes/base.md", "v1", "v2", nil)
+				return err
+			},
+			wantErr: memstore.ErrNotFound,
+			wantMsg: "did not appear verbatim",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := gittest.NewServer(t)
 			a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
-			mustCreate(t, a, "/memories/notes/base.md", "v1\n")
 			b := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+			// b has pushed before, so it knows the server and its next
+			// push is one request, the server checking the old commit.
+			mustCreate(t, b, "/memories/notes/base.md", "v1\n")
+			if _, err := a.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
 			if err := tt.first(a); err != nil {
 				t.Fatal(err)
 			}
