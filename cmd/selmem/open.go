@@ -115,8 +115,9 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		Limits: lim, Index: idx, Fallback: fallback, Embedder: emb, Logger: log, Author: a.cfg.Author,
 		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer, Progress: a.catchUp,
 		Policy: a.cfg.HTTP.Auth.Policy(),
-		// A query in other words than the memory's that matches nothing
-		// is searched once more with WordNet's synonyms of its words.
+		// WordNet's words: a real word is not taken for a typo of
+		// another, and a query none of whose words matched is searched
+		// once more with their synonyms.
 		Thesaurus: thesaurus.WordNet{},
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),

@@ -97,11 +97,12 @@ const withNeighbourSQL = `
 //   - the query's terms: the terms of its words that some chunk holds, and
 //     for each word no chunk holds (of at least $25 bytes) the $24 most
 //     frequent terms of the indexed words it or its stem begins ($31, $32:
-//     memstore.TypoPrefixes beyond the word itself) and, unless it is
-//     spelled right (memstore.Query.Spelled), of the indexed words that
-//     are one of its edit variants ($3, $4: memstore.EditVariants) and of
-//     the indexed terms one edit from its stem ($33, $34:
-//     memstore.TypoStemVariants), at weight $23;
+//     memstore.TypoPrefixes beyond the word itself), of the indexed words
+//     that are one of its edit variants ($3, $4: memstore.EditVariants) and
+//     of the indexed terms one edit from its stem ($33, $34:
+//     memstore.TypoStemVariants), at weight $23; for a word spelled right
+//     (memstore.Query.Spelled), only the edit variants that are its other
+//     spellings, and no stem variants;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the

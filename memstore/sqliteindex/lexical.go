@@ -145,11 +145,12 @@ type queryTerm struct {
 
 // Fuzzy matching of query words the index lacks: a word of at least
 // fuzzyMinLen bytes stands for the indexed words that it or its stem
-// begins (memstore.TypoPrefixes) and, unless it is spelled right, the
-// indexed words one edit away that keep its first letter
-// (memstore.EditVariants) and the indexed terms one edit away from its
-// stem (memstore.TypoStemVariants); the fuzzyMax most frequent of their
-// terms count, each at memstore.Ranking.TypoWeight.
+// begins (memstore.TypoPrefixes), the indexed words one edit away that
+// keep its first letter (memstore.EditVariants) and the indexed terms one
+// edit away from its stem (memstore.TypoStemVariants); a word spelled
+// right (memstore.Query.Spelled) stands, of those one edit away, only for
+// its other spellings. The fuzzyMax most frequent of their terms count,
+// each at memstore.Ranking.TypoWeight.
 const (
 	fuzzyMinLen = 4
 	fuzzyMax    = 3

@@ -49,7 +49,6 @@ func main() {
 	type part struct {
 		synsets map[int64][]string
 		offsets map[string][]int64
-		lemmas  []string
 	}
 	var parts []part
 	meanings := map[string]int{} // lemma → its senses, of every part of speech
@@ -58,18 +57,18 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		offsets, lemmas, err := readIndex(filepath.Join(*dir, "index."+pos))
+		offsets, err := readIndex(filepath.Join(*dir, "index."+pos))
 		if err != nil {
 			log.Fatal(err)
 		}
 		for l, o := range offsets {
 			meanings[l] += len(o)
 		}
-		parts = append(parts, part{synsets, offsets, lemmas})
+		parts = append(parts, part{synsets, offsets})
 	}
 	related, spellings := map[string][]string{}, map[string][]string{}
 	for _, p := range parts {
-		relate(p.synsets, p.offsets, p.lemmas, meanings, related)
+		relate(p.synsets, p.offsets, meanings, related)
 		respell(p.synsets, p.offsets, spellings)
 	}
 	if err := write(*out, related, spellings); err != nil {
@@ -123,15 +122,14 @@ func readData(path string) (map[int64][]string, error) {
 }
 
 // readIndex returns the synsets of each one-word lemma of an index file,
-// most frequent sense first, and the lemmas in the file's order.
-func readIndex(path string) (map[string][]int64, []string, error) {
+// most frequent sense first.
+func readIndex(path string) (map[string][]int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	offsets := map[string][]int64{}
-	var lemmas []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -146,18 +144,17 @@ func readIndex(path string) (map[string][]int64, []string, error) {
 		}
 		count, err := strconv.Atoi(fields[2])
 		if err != nil || count > len(fields) {
-			return nil, nil, fmt.Errorf("%s: %q: bad synset count", path, lemma)
+			return nil, fmt.Errorf("%s: %q: bad synset count", path, lemma)
 		}
 		for _, field := range fields[len(fields)-count:] {
 			off, err := strconv.ParseInt(field, 10, 64)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %q: %w", path, lemma, err)
+				return nil, fmt.Errorf("%s: %q: %w", path, lemma, err)
 			}
 			offsets[lemma] = append(offsets[lemma], off)
 		}
-		lemmas = append(lemmas, lemma)
 	}
-	return offsets, lemmas, sc.Err()
+	return offsets, sc.Err()
 }
 
 // relate adds, for each lemma of one part of speech, the lemmas of its
@@ -170,12 +167,12 @@ func readIndex(path string) (map[string][]int64, []string, error) {
 //     things to stand for "receive".
 //
 // Every lemma gets an entry, empty if need be.
-func relate(synsets map[int64][]string, offsets map[string][]int64, lemmas []string, meanings map[string]int, related map[string][]string) {
-	for _, lemma := range lemmas {
+func relate(synsets map[int64][]string, offsets map[string][]int64, meanings map[string]int, related map[string][]string) {
+	for lemma, offs := range offsets {
 		if _, ok := related[lemma]; !ok {
 			related[lemma] = nil
 		}
-		for _, off := range offsets[lemma][:min(len(offsets[lemma]), senses)] {
+		for _, off := range offs[:min(len(offs), senses)] {
 			for _, w := range synsets[off] {
 				if w != lemma && len(offsets[w]) > 0 && offsets[w][0] == off && meanings[w] <= maxMeanings &&
 					!slices.Contains(related[lemma], w) {
