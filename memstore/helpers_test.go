@@ -35,6 +35,13 @@ func newStore(t testing.TB) *memstore.Store {
 // real index, e.g. to inject failures.
 func openStore(t testing.TB, home string, wrap func(memstore.Index) memstore.Index) *memstore.Store {
 	t.Helper()
+	return openStoreWith(t, home, wrap, nil)
+}
+
+// openStoreWith is openStore with set, when not nil, changing the options
+// before the store opens.
+func openStoreWith(t testing.TB, home string, wrap func(memstore.Index) memstore.Index, set func(*memstore.Options)) *memstore.Store {
+	t.Helper()
 	idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
 	if err != nil {
 		t.Fatalf("open index: %v", err)
@@ -44,9 +51,13 @@ func openStore(t testing.TB, home string, wrap func(memstore.Index) memstore.Ind
 	if wrap != nil {
 		i = wrap(idx)
 	}
-	s, err := memstore.Open(context.Background(), home, &memstore.Options{
+	opts := &memstore.Options{
 		Index: i, Embedder: embedder.NewBuiltin(), Now: func() time.Time { return fixedNow },
-	})
+	}
+	if set != nil {
+		set(opts)
+	}
+	s, err := memstore.Open(context.Background(), home, opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

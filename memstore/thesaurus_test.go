@@ -3,16 +3,12 @@ package memstore_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
-	"github.com/selmem/selmem/memstore/embedder"
-	"github.com/selmem/selmem/memstore/sqliteindex"
 	"github.com/selmem/selmem/memstore/thesaurus"
 )
 
@@ -117,20 +113,7 @@ func TestStore_SearchThesaurus(t *testing.T) {
 // fresh directory.
 func openThesaurusStore(t testing.TB, th memstore.Thesaurus) *memstore.Store {
 	t.Helper()
-	home := t.TempDir()
-	idx, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	s, err := memstore.Open(context.Background(), home, &memstore.Options{
-		Index: idx, Embedder: embedder.NewBuiltin(), Now: func() time.Time { return fixedNow }, Thesaurus: th,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	return s
+	return openStoreWith(t, t.TempDir(), nil, func(o *memstore.Options) { o.Thesaurus = th })
 }
 
 // FuzzStore_SearchThesaurus runs any query through a store with WordNet's
