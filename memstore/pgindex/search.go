@@ -121,10 +121,14 @@ const withNeighbourSQL = `
 //     where it was read, and for a term whose window was full but did not
 //     reach it, the lowest impact read. The $35 best by that bound plus
 //     Neighbour times the bound of their best adjacent chunk (by id: a
-//     file's chunks are written in order) have all the query's terms
-//     looked up through the postings' key, which gives their BM25F at the
-//     impacts' statistics; the $26 best by that, with the neighbour share
-//     likewise, are scored exactly;
+//     file's chunks are written in order) get their BM25F at the impacts'
+//     statistics: the impacts read, plus those of the terms whose window
+//     was full and did not reach them, looked up through the postings'
+//     key (all the query's terms for a chunk read in the safety net,
+//     whose windows do not count in the bounds). A chunk every full
+//     window reached, as every chunk when every window held all its
+//     term's postings, needs no lookup. The $26 best by that, with the
+//     neighbour share likewise, are scored exactly;
 //   - full-text score: BM25F of every candidate over all the query's
 //     terms with the current statistics, and of the chunks just before and
 //     after the $29 best (the chunks the neighbour share lifts most),
@@ -248,19 +252,29 @@ cuts AS MATERIALIZED (
 	GROUP BY qi.term, qi.idf
 ),
 bounds AS MATERIALIZED (
-	SELECT l.chunk_id AS id, sum(k.idf * greatest(l.impact - k.cut, 0)) AS bound
+	SELECT l.chunk_id AS id, sum(k.idf * greatest(l.impact - k.cut, 0)) AS bound,
+		sum(k.idf * l.impact) AS seen,
+		coalesce(sum(k.idf * l.impact) FILTER (WHERE k.cut = 0), 0) AS seen_whole,
+		count(*) FILTER (WHERE k.cut > 0) AS seen_cut,
+		bool_or(l.src = 2) AS aside
 	FROM lists l JOIN cuts k ON k.term = l.term
 	GROUP BY l.chunk_id
 ),
+cut AS MATERIALIZED (
+	SELECT count(*) AS n, coalesce(array_agg(term), '{}') AS terms FROM cuts WHERE cut > 0
+),
 coarse AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "bounds", "bound", "$35") + `),
 probed AS MATERIALIZED (
-	SELECT o.id, x.approx
-	FROM coarse o
-	CROSS JOIN LATERAL (
-		SELECT coalesce(sum(qi.idf * p.impact), 0) AS approx
-		FROM selmem_postings p JOIN qi ON qi.term = p.term
-		WHERE p.chunk_id = o.id AND p.term = ANY (ARRAY(SELECT term FROM qi))
-	) x
+	SELECT o.id, CASE
+		WHEN NOT b.aside AND b.seen_cut = ct.n THEN b.seen
+		WHEN b.aside THEN (SELECT coalesce(sum(qi.idf * p.impact), 0)
+			FROM selmem_postings p JOIN qi ON qi.term = p.term
+			WHERE p.chunk_id = o.id AND p.term = ANY (ARRAY(SELECT term FROM qi)))
+		ELSE b.seen_whole + (SELECT coalesce(sum(qi.idf * p.impact), 0)
+			FROM selmem_postings p JOIN qi ON qi.term = p.term
+			WHERE p.chunk_id = o.id AND p.term = ANY (ct.terms))
+		END AS approx
+	FROM coarse o JOIN bounds b ON b.id = o.id CROSS JOIN cut ct
 ),
 cand AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "probed", "approx", "$26") + `),
 own AS MATERIALIZED (` + fmt.Sprintf(scoreSQL, "cand") + `),

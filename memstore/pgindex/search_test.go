@@ -321,6 +321,61 @@ func TestSearch_TiesByPathSeq(t *testing.T) {
 	}
 }
 
+// TestSearch_WorkspaceChunkOutsideItsDirectory checks the safety net of a
+// workspace-filtered search: a chunk of the workspace stored outside the
+// workspace's directory (another access zone) is read only in the other
+// zones' short windows, which do not count in the bounds. Here it is the
+// only chunk holding both query words, but only its common word's window
+// in the other zones reaches it; its rare word's postings in the
+// workspace's zone were all read (so that window has no cut) and those in
+// other zones are led by chunks of another workspace. Its BM25F must
+// still count both words: with one candidate scored exactly, it is the
+// top hit only if the rare word is looked up for it too.
+func TestSearch_WorkspaceChunkOutsideItsDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t, pgtest.DSN(t))
+	ix, err := New(pool, &Options{Dim: 4, TextPool: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	const stray = "/memories/notes/stray.md"
+	type doc struct{ path, ws, text string }
+	docs := []doc{{stray, "ws1", "quokka beta beta beta"}}
+	filler := strings.Repeat(" lorem ipsum dolor", 4)
+	// The rare word's chunks apart, so that no two of them are written
+	// one after the other (candidates are picked with their neighbours by
+	// id).
+	for i := range 20 {
+		docs = append(docs, doc{fmt.Sprintf("/memories/workspaces/ws1/b%02d.md", i), "ws1", "beta" + filler})
+		if i%5 == 4 && i < 15 {
+			docs = append(docs, doc{fmt.Sprintf("/memories/workspaces/ws1/q%d.md", i/5), "ws1", "quokka" + filler})
+		}
+	}
+	for i := range 5 {
+		docs = append(docs, doc{fmt.Sprintf("/memories/workspaces/ws2/q%d.md", i), "ws2", "quokka quokka quokka"})
+	}
+	for i, d := range docs {
+		c := memstore.Chunk{Path: d.path, Workspace: d.ws, Scope: memstore.ScopeWorkspace, Type: "note",
+			Text: d.text, StartLine: 1, EndLine: 1, Embedding: randVec(uint64(i), 4)}
+		if err := ix.Replace(ctx, d.path, []memstore.Chunk{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if access.ZoneOf(stray) == workspaceZone("ws1") {
+		t.Fatalf("%s is in ws1's zone; the test needs it outside", stray)
+	}
+	hits, err := ix.Search(ctx, memstore.Query{Filter: access.Filter{All: true}, Text: "quokka beta",
+		Workspace: "ws1", Limit: 1, Candidates: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(hits); !slices.Equal(got, []string{stray}) {
+		t.Errorf("hits = %v, want [%s]", got, stray)
+	}
+}
+
 // planIndexes returns the names of the indexes a plan (EXPLAIN FORMAT JSON)
 // scans.
 func planIndexes(plan any, into map[string]bool) {
