@@ -77,9 +77,10 @@ type Query struct {
 	Candidates     int // depth of each ranking before fusion; <= 0 means max(50, 4*Limit)
 	// MinSimilarity is the relevance floor. When no chunk the principal
 	// may read (Filter, whatever Workspace, Scope and Types) holds a term
-	// of Text or of its typo variants, the query is nothing the memory
-	// knows, and a chunk is a hit only when its vector similarity to
-	// Vector is at least this. A query whose words the memory holds, if
+	// of Text or of its typo variants, and no chunk searched holds one of
+	// its related terms (Related), the query is nothing the memory knows,
+	// and a chunk is a hit only when its vector similarity to Vector is
+	// at least this. A query whose words the memory holds, if
 	// only outside the searched workspace, scope or types, keeps its
 	// vector hits whatever their similarity.
 	MinSimilarity float64
@@ -92,6 +93,13 @@ type Query struct {
 	// (TypoStemVariants). Other words of at least four letters are typos
 	// of either.
 	Spelled map[string][]string
+	// Related maps words of Text to the terms of words of like meaning
+	// (Thesaurus.Related): for a word no chunk the principal may read
+	// holds, backends search those the memory holds instead, at
+	// Ranking.RelatedWeight, so a question in other words than the
+	// memory's ("course" for "classes") still meets it. A word the memory
+	// holds is never widened.
+	Related map[string][]string
 	Filter  access.Filter // what the principal may read; the zero value: org and other paths only
 }
 

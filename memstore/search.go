@@ -90,6 +90,7 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 	}
 	if s.opts.Thesaurus != nil {
 		query.Spelled = spelled(s.opts.Thesaurus, q)
+		query.Related = related(s.opts.Thesaurus, q)
 	}
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()
@@ -109,30 +110,11 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 			// retries the catch-up.
 			s.log.Warn("index catch-up failed", logKeyIndex, i, logKeyErr, err)
 		}
-		find := func(query Query) ([]Hit, error) {
-			hits, err := m.idx.Search(ctx, query)
-			if err == nil && len(drafts) > 0 {
-				query.Limit = req.Limit
-				hits, err = s.searchDrafts(ctx, query, hits, drafts, changed)
-			}
-			return hits, err
-		}
-		res.Hits, err = find(query)
-		if err == nil && s.opts.Thesaurus != nil && !anyTextHit(res.Hits) {
-			// No word of the query matched, at most its vector: search
-			// again with the words the thesaurus relates to the query's,
-			// which may be the memory's words for the same thing
-			// ("client" for "customer"), and keep that search's hits if
-			// one of those words matched.
-			if related := relatedText(s.opts.Thesaurus, q); related != "" {
-				wider := query
-				wider.Text = q + " " + related
-				wider.Spelled = spelled(s.opts.Thesaurus, wider.Text)
-				var hits []Hit
-				if hits, err = find(wider); err == nil && anyTextHit(hits) {
-					res.Hits = hits
-				}
-			}
+		res.Hits, err = m.idx.Search(ctx, query)
+		if err == nil && len(drafts) > 0 {
+			draftQuery := query
+			draftQuery.Limit = req.Limit
+			res.Hits, err = s.searchDrafts(ctx, draftQuery, res.Hits, drafts, changed)
 		}
 		if err == nil {
 			return res, nil
@@ -150,22 +132,17 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 // Search tells the index which of a query's words are spelled right, and
 // their other spellings (Query.Spelled), so that a real word is not taken
 // for a typo of another ("raise" for "rain"), only of its other spellings
-// ("favorite" for "favourite"). And when no word of a query matched (no
-// hit, or hits by vector alone), Search runs it once more with the
-// related words added, so a query in other words than the memory's ("when
-// is a client gone" for "a customer is lost") still finds what the memory
-// holds, while a query the memory holds words of ranks as before.
+// ("favorite" for "favourite"); and the words of like meaning of each
+// (Query.Related), which stand in for a word the memory does not hold, so
+// a query in other words than the memory's ("when is a client gone" for
+// "a customer is lost") still finds what the memory holds, while the
+// words the memory holds rank as before.
 type Thesaurus interface {
 	// Spellings reports whether word, or the base form of an inflection
 	// of it, is in the dictionary, and returns its other spellings.
 	Spellings(word string) (others []string, known bool)
 	// Related returns words of like meaning to word, or nil.
 	Related(word string) []string
-}
-
-// anyTextHit reports whether a hit is in the full-text ranking.
-func anyTextHit(hits []Hit) bool {
-	return slices.ContainsFunc(hits, func(h Hit) bool { return h.TextRank > 0 })
 }
 
 // spelled returns the full-text words of text that th knows, with the
@@ -197,33 +174,32 @@ func spelled(th Thesaurus, text string) map[string][]string {
 // of many senses does not swamp the others.
 const maxRelated = 8
 
-// relatedText returns the words th relates to the full-text words of text
-// (Terms: stop words left out), space-separated, each once and none of
-// text's own terms; "" when there are none.
-func relatedText(th Thesaurus, text string) string {
-	seen := map[string]bool{}
-	TermWords(text, func(_, term string) { seen[term] = true })
-	var out []string
-	TermWords(text, func(word, _ string) {
+// related returns the terms of the words th relates to each full-text
+// word of text (Query.Related), at most maxRelated words for one word.
+func related(th Thesaurus, text string) map[string][]string {
+	out := map[string][]string{}
+	TermWords(text, func(word, term string) {
+		if _, done := out[word]; done {
+			return
+		}
+		var terms []string
 		n := 0
 		for _, r := range th.Related(word) {
 			if n == maxRelated {
 				break
 			}
-			added := false
-			TermWords(r, func(_, term string) {
-				if !seen[term] {
-					seen[term] = true
-					added = true
+			n++
+			TermWords(r, func(_, t string) {
+				if t != term && !slices.Contains(terms, t) {
+					terms = append(terms, t)
 				}
 			})
-			if added {
-				out = append(out, r)
-				n++
-			}
+		}
+		if terms != nil {
+			out[word] = terms
 		}
 	})
-	return strings.Join(out, " ")
+	return out
 }
 
 // catchUp reconciles a mirror that may lag behind HEAD before it answers,

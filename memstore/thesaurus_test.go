@@ -26,10 +26,11 @@ func (s *synonyms) Related(word string) []string {
 	return s.table[word]
 }
 
-// TestStore_SearchThesaurus checks that a search no word of which matched
-// is run once more with the thesaurus's related words, only then, and
-// within what the principal may read, and that its hits replace the first
-// search's only when a related word matched.
+// TestStore_SearchThesaurus checks that the thesaurus's related words
+// stand in for the query's words the memory does not hold, within what the
+// principal may read, below the words it holds, which are never widened;
+// and that a query only related words the searched memory lacks would
+// match keeps only what its vector finds above the floor.
 func TestStore_SearchThesaurus(t *testing.T) {
 	vic := access.WithPrincipal(context.Background(), access.Principal{User: "vic", Kind: access.KindPerson})
 	const (
@@ -42,6 +43,7 @@ func TestStore_SearchThesaurus(t *testing.T) {
 		query     string
 		table     map[string][]string // nil: no thesaurus
 		first     string              // the first hit; "" for no hits at all
+		absent    string              // a path that must not be a hit
 		wantAsked []string            // words the thesaurus was asked about
 	}{
 		{name: "other words for the memory's", ctx: context.Background(), query: "when is a client gone",
@@ -62,9 +64,12 @@ func TestStore_SearchThesaurus(t *testing.T) {
 		{name: "no related word the memory holds", ctx: context.Background(), query: "xylophone quasar",
 			table:     map[string][]string{"xylophone": {"marimba"}},
 			wantAsked: []string{"xylophone", "quasar"}},
-		{name: "a query that matched is not widened", ctx: context.Background(), query: "invoices client",
+		{name: "a word the memory holds is not widened", ctx: context.Background(), query: "invoices",
+			table: map[string][]string{"invoices": {"customers"}},
+			first: invoice, absent: churn, wantAsked: []string{"invoices"}},
+		{name: "a related word ranks below a word the memory holds", ctx: context.Background(), query: "invoices client",
 			table: map[string][]string{"client": {"customer"}},
-			first: invoice},
+			first: invoice, wantAsked: []string{"invoices", "client"}},
 		// vic reads sales only: finance's customer is none of vic's
 		// business, and widening the query does not reach it.
 		{name: "related words only in what the principal cannot read", ctx: vic, query: "when is a client gone",
@@ -101,6 +106,11 @@ func TestStore_SearchThesaurus(t *testing.T) {
 					got = append(got, h.Path)
 				}
 				t.Errorf("hits %q, want %q first", got, tc.first)
+			}
+			for _, h := range res.Hits {
+				if h.Path == tc.absent {
+					t.Errorf("%s is a hit (text rank %d, vector rank %d)", h.Path, h.TextRank, h.VectorRank)
+				}
 			}
 			if th != nil && !slices.Equal(th.asked, tc.wantAsked) {
 				t.Errorf("thesaurus asked about %q, want %q", th.asked, tc.wantAsked)

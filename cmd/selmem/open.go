@@ -116,8 +116,8 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		Durability: memstore.Durability(a.cfg.Durability), Observer: a.observer, Progress: a.catchUp,
 		Policy: a.cfg.HTTP.Auth.Policy(),
 		// WordNet's words: a real word is not taken for a typo of
-		// another, and a query none of whose words matched is searched
-		// once more with their synonyms.
+		// another, and a word the memory does not hold is searched as
+		// its synonyms.
 		Thesaurus: thesaurus.WordNet{},
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),

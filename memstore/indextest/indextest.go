@@ -30,6 +30,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"TypoOfInflection", testTypoOfInflection},
 		{"PartialWord", testPartialWord},
 		{"SpelledWords", testSpelledWords},
+		{"RelatedWords", testRelatedWords},
 		{"Filters", testFilters},
 		{"Validity", testValidity},
 		{"Replace", testReplace},
@@ -276,6 +277,59 @@ func testSpelledWords(t *testing.T, s *suite) {
 			t.Errorf("%q spelled %q: hits %v, want none", tt.query, tt.spelled, keys(hits))
 		case tt.want != "" && (len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1):
 			t.Errorf("%q spelled %q: hits %v, want %s first by full text", tt.query, tt.spelled, keys(hits), tt.want)
+		}
+	}
+}
+
+// testRelatedWords: the words of like meaning of a query word no chunk
+// holds (Query.Related) stand in for it, below the words matching
+// exactly; a word a chunk holds is never widened; and a query whose only
+// terms are related ones that match nothing in the searched workspace is
+// nothing the memory knows, so its vector hits must pass the relevance
+// floor.
+func testRelatedWords(t *testing.T, s *suite) {
+	paths := s.putTexts(t,
+		"A customer is lost after ninety days.",
+		"Invoices are due within thirty days.",
+		"Each visitor gets a hashed cookie.")
+	other := "/memories/workspaces/other/notes/churn.md"
+	c := s.chunk(t, other, 0, "Patrons churn after a price rise.")
+	c.Workspace = "other"
+	s.put(t, c)
+	client := map[string][]string{"client": {"custom", "patron"}}
+	tests := []struct {
+		name    string
+		query   string
+		related map[string][]string
+		ws      string
+		want    []string // the hits by full text, best first
+	}{
+		{"stand-in", "client", client, ws, paths[:1]},
+		{"no related words", "client", nil, ws, nil},
+		{"related words the memory lacks", "client", map[string][]string{"client": {"purchas"}}, ws, nil},
+		{"a held word is not widened", "invoices", map[string][]string{"invoices": {"custom"}}, ws, paths[1:2]},
+		{"below the exact word", "client invoices", client, ws, []string{paths[1], paths[0]}},
+		{"only outside the workspace", "client", map[string][]string{"client": {"patron"}}, ws, nil},
+	}
+	for _, tt := range tests {
+		q := s.hybrid(t, tt.query)
+		q.Related, q.Workspace = tt.related, tt.ws
+		// Above any similarity: a query that matches nothing by full text
+		// keeps no vector hit.
+		q.MinSimilarity = 2
+		var got []string
+		for _, h := range s.search(t, q) {
+			if h.TextRank == 0 {
+				if len(tt.want) > 0 {
+					continue // a query that matched keeps its vector hits
+				}
+				t.Errorf("%s: %q related %q: vector-only hit %s#%d passed the floor", tt.name, tt.query, tt.related, h.Path, h.Seq)
+				continue
+			}
+			got = append(got, h.Path)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q related %q: full-text hits %v, want %v", tt.name, tt.query, tt.related, got, tt.want)
 		}
 	}
 }

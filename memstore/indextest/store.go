@@ -15,8 +15,8 @@ import (
 
 // RunStore checks a store over a backend: it picks up commits made
 // outside selmem when it reconciles, rebuilds the index when the embedder
-// (and its dimension) changes, and searches once more with WordNet's
-// synonyms when no word of a query matched. newIndex returns a fresh,
+// (and its dimension) changes, and searches WordNet's synonyms of the
+// query words the memory does not hold. newIndex returns a fresh,
 // empty index; the suite closes it.
 func RunStore(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 	t.Run("ExternalCommits", func(t *testing.T) { testExternalCommits(t, newIndex(t)) })

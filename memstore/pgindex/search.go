@@ -102,7 +102,11 @@ const withNeighbourSQL = `
 //     of the indexed terms one edit from its stem ($33, $34:
 //     memstore.TypoStemVariants), at weight $23; for a word spelled right
 //     (memstore.Query.Spelled), only the edit variants that are its other
-//     spellings, and no stem variants;
+//     spellings, and no stem variants; and the terms of its words of like
+//     meaning ($37, $38: memstore.Query.Related) that some chunk holds, at
+//     weight $39. A term standing in for several words has the highest of
+//     their weights, and is related only when it stands in through
+//     related alone;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the
@@ -142,8 +146,9 @@ const withNeighbourSQL = `
 //     vector's weight is not 0;
 //   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
 //     the index holds every word's term, $21 otherwise;
-//   - relevance floor: when the query has no term (no chunk the principal
-//     may read holds a term of its words or of their typo variants), only
+//   - relevance floor: when the query has no term but related ones (no
+//     chunk the principal may read holds a term of its words or of their
+//     typo variants) and those found no chunk to rank, only
 //     vector hits with a similarity of at least $22. A query whose words
 //     exist outside the searched workspace, scope or types keeps its
 //     vector hits inside them.
@@ -160,7 +165,8 @@ const withNeighbourSQL = `
 // chunks whose neighbours are scored, $30 postings of the rarest term, $31
 // and $32 stem prefixes, $33 and $34 stem edit variants (each with the
 // 1-based index of its word), $35 candidates whose terms are looked up,
-// $36 the zone of $6's directory.
+// $36 the zone of $6's directory, $37 and $38 related terms (each with the
+// 1-based index of its word), $39 their weight.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -215,12 +221,20 @@ fuzzy AS (
 	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = f.term AND t.df > 0 LIMIT 1) t
 	WHERE ` + fmt.Sprintf(heldSQL, "f.term") + `
 ),
+related AS (
+	SELECT DISTINCT r.term, t.df FROM missing m
+	JOIN unnest($37::int[], $38::text[]) AS r (i, term) ON r.i = m.i
+	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = r.term AND t.df > 0 LIMIT 1) t
+	WHERE $39::float8 > 0 AND ` + fmt.Sprintf(heldSQL, "r.term") + `
+),
 qt AS MATERIALIZED (
-	SELECT DISTINCT ON (term) term, df, weight FROM (
-		SELECT term, df, 1.0::float8 AS weight FROM known
+	SELECT term, max(df) AS df, max(weight) AS weight, bool_and(related) AS related FROM (
+		SELECT term, df, 1.0::float8 AS weight, false AS related FROM known
 		UNION ALL
-		SELECT term, df, $23::float8 FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
-	) x ORDER BY term, weight DESC
+		SELECT term, df, $23::float8, false FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
+		UNION ALL
+		SELECT term, df, $39::float8, true FROM related
+	) x GROUP BY term
 ),
 qi AS MATERIALIZED (
 	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
@@ -337,7 +351,7 @@ SELECT c.path, c.seq, c.workspace, c.scope, c.type, c.heading, c.start_line, c.e
 	f.score, f.text_rank, f.vector_rank
 FROM fused f
 JOIN selmem_chunks c ON c.id = f.id
-WHERE EXISTS (SELECT 1 FROM qt) OR f.sim >= $22::float8
+WHERE EXISTS (SELECT 1 FROM qt WHERE NOT qt.related) OR EXISTS (SELECT 1 FROM text_hits) OR f.sim >= $22::float8
 ORDER BY f.score DESC, c.path, c.seq
 LIMIT $12`
 
@@ -370,16 +384,20 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	vidx, variants := []int32{}, []string{}
 	pidx, prefixes := []int32{}, []string{}
 	sidx, stemVariants := []int32{}, []string{}
+	ridx, related := []int32{}, []string{}
 	memstore.TermWords(cleanText(q.Text), func(word, term string) {
 		if slices.Contains(words, word) {
 			return
 		}
 		words = append(words, word)
 		terms = append(terms, term)
+		i := int32(len(words))
+		for _, t := range q.Related[word] {
+			ridx, related = append(ridx, i), append(related, t)
+		}
 		if len(word) < fuzzyMinLen {
 			return
 		}
-		i := int32(len(words))
 		// The word's own prefix is searched as $1; its stem's beside it.
 		for _, p := range memstore.TypoPrefixes(word, fuzzyMinLen)[1:] {
 			pidx, prefixes = append(pidx, i), append(prefixes, p)
@@ -406,7 +424,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace)}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

@@ -141,6 +141,9 @@ func (l *lexicon) compact(keep []int) {
 type queryTerm struct {
 	id     int32
 	weight float64
+	// related: the term stands in for a word the index lacks through the
+	// thesaurus (memstore.Query.Related), not through its spelling.
+	related bool
 }
 
 // Fuzzy matching of query words the index lacks: a word of at least
@@ -158,19 +161,29 @@ const (
 
 // queryTerms returns the distinct terms of text that rows readable under
 // the query's access filter hold, each with its weight, and the number of
-// the text's words no such row holds. Typo tolerance applies only to the
-// latter: words matching exactly are never expanded. readable is nil when
-// every row is readable. A word only unreadable rows hold counts as a word
-// the index lacks, so that the query runs as if those rows did not exist.
-func (l *lexicon) queryTerms(text string, spelled map[string][]string, typoWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
-	seen := map[int32]bool{}
+// the text's words no such row holds. Typo tolerance and words of like
+// meaning (related) apply only to the latter: words matching exactly are
+// never expanded. A term standing in for several words has the highest of
+// their weights, and counts as related only when it stands in for no word
+// but through related. readable is nil when every row is readable. A word
+// only unreadable rows hold counts as a word the index lacks, so that the
+// query runs as if those rows did not exist.
+func (l *lexicon) queryTerms(text string, spelled, related map[string][]string, typoWeight, relatedWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
+	at := map[int32]int{}
+	add := func(t queryTerm) {
+		k, ok := at[t.id]
+		if !ok {
+			at[t.id] = len(terms)
+			terms = append(terms, t)
+			return
+		}
+		terms[k].weight = max(terms[k].weight, t.weight)
+		terms[k].related = terms[k].related && t.related
+	}
 	var missing []string
 	memstore.TermWords(text, func(word, term string) {
 		if id, ok := l.ids[term]; ok && l.held(id, readable) {
-			if !seen[id] {
-				seen[id] = true
-				terms = append(terms, queryTerm{id, 1})
-			}
+			add(queryTerm{id: id, weight: 1})
 			return
 		}
 		if !slices.Contains(missing, word) {
@@ -178,14 +191,17 @@ func (l *lexicon) queryTerms(text string, spelled map[string][]string, typoWeigh
 		}
 	})
 	for _, w := range missing {
-		if typoWeight == 0 {
-			break
+		if typoWeight > 0 {
+			others, ok := spelled[w]
+			for _, id := range l.fuzzy(w, others, ok, readable) {
+				add(queryTerm{id: id, weight: typoWeight})
+			}
 		}
-		others, ok := spelled[w]
-		for _, id := range l.fuzzy(w, others, ok, readable) {
-			if !seen[id] {
-				seen[id] = true
-				terms = append(terms, queryTerm{id, typoWeight})
+		if relatedWeight > 0 {
+			for _, term := range related[w] {
+				if id, ok := l.ids[term]; ok && l.held(id, readable) {
+					add(queryTerm{id: id, weight: relatedWeight, related: true})
+				}
 			}
 		}
 	}

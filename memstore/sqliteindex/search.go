@@ -71,7 +71,7 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 		return nil, nil
 	}
 	readable := i.vecs.readable(&f)
-	terms, unknown := i.vecs.lex.queryTerms(q.Text, q.Spelled, i.rank.TypoWeight, readable)
+	terms, unknown := i.vecs.lex.queryTerms(q.Text, q.Spelled, q.Related, i.rank.TypoWeight, i.rank.RelatedWeight, readable)
 	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight
@@ -188,11 +188,12 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 
 // relevanceFloor returns the similarity a vector-only hit needs: min
 // when the query is nothing the memory knows (no chunk the principal may
-// read holds a term of it or of its typo variants: terms is empty), no
-// floor otherwise. The query's words may then exist outside the searched
-// workspace, scope or types, and its vector ranks what is inside.
+// read holds a term of it or of its typo variants; words of like meaning
+// do not count), no floor otherwise. The query's words may then exist
+// outside the searched workspace, scope or types, and its vector ranks
+// what is inside.
 func relevanceFloor(min float64, terms []queryTerm) float64 {
-	if len(terms) > 0 {
+	if slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.related }) {
 		return math.Inf(-1)
 	}
 	return min
