@@ -64,6 +64,8 @@ var variants = []variant{
 	{name: "no-thesaurus", change: func(*memstore.Ranking) {}, noThesaurus: true},
 	{name: "no-spelled-words", change: func(*memstore.Ranking) {}, noSpelled: true},
 	{name: "no-related-words", change: func(*memstore.Ranking) {}, noRelated: true},
+	{name: "related-weight-0.4", change: func(r *memstore.Ranking) { r.RelatedWeight = 0.4 }},
+	{name: "related-weight-1", change: func(r *memstore.Ranking) { r.RelatedWeight = 1 }},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
 	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
 	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 1, 1 }},
