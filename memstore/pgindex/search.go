@@ -73,18 +73,19 @@ func windowSQL(src int, from, where, limit string) string {
 	) p`, src, from, where, limit)
 }
 
-// withNeighbourSQL returns the ids of the %[3]s best chunks of relation
-// %[1]s by their score %[2]s plus the neighbour share ($19) of the better
+// withNeighbourSQL returns the rows (with the scores prev and next of
+// their neighbours) of the %[3]s best chunks of relation %[1]s, keyed by
+// id, by their score %[2]s plus the neighbour share ($19) of the better
 // of the chunks whose ids are just before and after theirs, when the
 // relation holds them. A file's chunks are written in order, so ids next
 // to each other are mostly adjacent chunks of one file: a guess that
 // only picks candidates, which are then scored by path and seq.
 const withNeighbourSQL = `
-	SELECT b.id FROM (
-		SELECT id, %[2]s,
-			CASE WHEN lag(id) OVER w = id - 1 THEN lag(%[2]s) OVER w END AS prev,
-			CASE WHEN lead(id) OVER w = id + 1 THEN lead(%[2]s) OVER w END AS next
-		FROM %[1]s WINDOW w AS (ORDER BY id)
+	SELECT b.* FROM (
+		SELECT r.*,
+			CASE WHEN lag(r.id) OVER w = r.id - 1 THEN lag(r.%[2]s) OVER w END AS prev,
+			CASE WHEN lead(r.id) OVER w = r.id + 1 THEN lead(r.%[2]s) OVER w END AS next
+		FROM %[1]s r WINDOW w AS (ORDER BY r.id)
 	) b
 	ORDER BY b.%[2]s + $19::float8 * greatest(b.prev, b.next, 0) DESC, b.id
 	LIMIT %[3]s
@@ -279,16 +280,16 @@ cut AS MATERIALIZED (
 ),
 coarse AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "bounds", "bound", "$35") + `),
 probed AS MATERIALIZED (
-	SELECT o.id, CASE
+	SELECT b.id, CASE
 		WHEN NOT b.aside AND b.seen_cut = ct.n THEN b.seen
 		WHEN b.aside THEN (SELECT coalesce(sum(qi.idf * p.impact), 0)
 			FROM selmem_postings p JOIN qi ON qi.term = p.term
-			WHERE p.chunk_id = o.id AND p.term = ANY (ARRAY(SELECT term FROM qi)))
+			WHERE p.chunk_id = b.id AND p.term = ANY (ARRAY(SELECT term FROM qi)))
 		ELSE b.seen_whole + (SELECT coalesce(sum(qi.idf * p.impact), 0)
 			FROM selmem_postings p JOIN qi ON qi.term = p.term
-			WHERE p.chunk_id = o.id AND p.term = ANY (ct.terms))
+			WHERE p.chunk_id = b.id AND p.term = ANY (ct.terms))
 		END AS approx
-	FROM coarse o JOIN bounds b ON b.id = o.id CROSS JOIN cut ct
+	FROM coarse b CROSS JOIN cut ct
 ),
 cand AS MATERIALIZED (` + fmt.Sprintf(withNeighbourSQL, "probed", "approx", "$26") + `),
 own AS MATERIALIZED (` + fmt.Sprintf(scoreSQL, "cand") + `),
