@@ -103,11 +103,11 @@ const withNeighbourSQL = `
 //     of the indexed terms one edit from its stem ($33, $34:
 //     memstore.TypoStemVariants), at weight $23; for a word spelled right
 //     (memstore.Query.Spelled), only the edit variants that are its other
-//     spellings, and no stem variants; and the terms of its words of like
-//     meaning ($37, $38: memstore.Query.Related) that some chunk holds, at
-//     weight $39. A term standing in for several words has the highest of
-//     their weights, and is related only when it stands in through
-//     related alone;
+//     spellings, and no stem variants; and, whatever its length, the terms
+//     of its words of like meaning ($37, $38: memstore.Query.Related) that
+//     a chunk the principal may read holds, at weight $39. A term standing
+//     in for several words has the highest of their weights, and is
+//     related only when it stands in through related alone;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the
