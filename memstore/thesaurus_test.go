@@ -54,11 +54,11 @@ func TestStore_SearchThesaurus(t *testing.T) {
 			first: churn, wantAsked: []string{"clients"}},
 		{name: "no thesaurus", ctx: context.Background(), query: "when is a client gone"},
 		// No word matches, but the invoices come close by vector: the
-		// related word's match replaces them.
-		{name: "hits by vector alone", ctx: context.Background(), query: "invoiceless client",
+		// related word's match ranks above them.
+		{name: "a related word above a vector hit", ctx: context.Background(), query: "invoiceless client",
 			table: map[string][]string{"client": {"customer"}},
 			first: churn, wantAsked: []string{"invoiceless", "client"}},
-		{name: "hits by vector alone, no related word matches", ctx: context.Background(), query: "invoiceless client",
+		{name: "no related word matches: the vector hit stays", ctx: context.Background(), query: "invoiceless client",
 			table: map[string][]string{"client": {"patron"}},
 			first: invoice, wantAsked: []string{"invoiceless", "client"}},
 		{name: "no related word the memory holds", ctx: context.Background(), query: "xylophone quasar",
