@@ -100,7 +100,15 @@ type Query struct {
 	// memory's ("course" for "classes") still meets it. A word the memory
 	// holds is never widened.
 	Related map[string][]string
-	Filter  access.Filter // what the principal may read; the zero value: org and other paths only
+	// Associated maps words of Text to the terms of words used in like
+	// contexts (Associations.Associated). Like Related, they stand in for
+	// a word no chunk the principal may read holds, at
+	// Ranking.AssociatedWeight, but weaker: backends search them only
+	// when the query has a term that is neither related nor associated
+	// (its own words' or their typo variants'), so that they refine a
+	// query the memory knows and never make one it does not know match.
+	Associated map[string][]string
+	Filter     access.Filter // what the principal may read; the zero value: org and other paths only
 }
 
 // Hit is one fused search result. Embedding is not filled in.

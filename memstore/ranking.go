@@ -40,6 +40,10 @@ type Ranking struct {
 	// in for a query word no chunk holds (Query.Related); 0 turns them
 	// off.
 	RelatedWeight float64
+	// AssociatedWeight weighs the terms of the words used in like
+	// contexts standing in for a query word no chunk holds
+	// (Query.Associated); 0 turns them off.
+	AssociatedWeight float64
 }
 
 // DefaultRanking returns the ranking selmem ships with the built-in
@@ -49,7 +53,7 @@ type Ranking struct {
 // sections, and half the adjacent section's score lifts a conversation's
 // answer beside its question.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, VectorWeight: 0, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7}
+	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, VectorWeight: 0, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
 }
 
 // ModelRanking is DefaultRanking for a semantic embedding model (the

@@ -90,7 +90,10 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 	}
 	if s.opts.Thesaurus != nil {
 		query.Spelled = spelled(s.opts.Thesaurus, q)
-		query.Related = related(s.opts.Thesaurus, q)
+		query.Related = related(s.opts.Thesaurus.Related, q)
+	}
+	if s.opts.Associations != nil {
+		query.Associated = related(s.opts.Associations.Associated, q)
 	}
 	if f, ok := s.opts.Embedder.(SimilarityFloorer); ok && query.MinSimilarity == 0 {
 		query.MinSimilarity = f.SimilarityFloor()
@@ -170,13 +173,25 @@ func spelled(th Thesaurus, text string) map[string][]string {
 	return out
 }
 
+// Associations relate words to the words used in like contexts: "trip"
+// to "visit", "research" to "study", but also "red" to "purple". They
+// find more than a thesaurus's words of like meaning, and are wrong more
+// often, so they stand in for a query word the memory does not hold only
+// beside a word it does (Query.Associated).
+type Associations interface {
+	// Associated returns the words used in like contexts to word, the
+	// closest first, or nil.
+	Associated(word string) []string
+}
+
 // maxRelated caps the related words added for one query word, so a word
 // of many senses does not swamp the others.
 const maxRelated = 8
 
-// related returns the terms of the words th relates to each full-text
-// word of text (Query.Related), at most maxRelated words for one word.
-func related(th Thesaurus, text string) map[string][]string {
+// related returns the terms of the words relate returns for each
+// full-text word of text (Query.Related, Query.Associated), at most
+// maxRelated words for one word.
+func related(relate func(word string) []string, text string) map[string][]string {
 	out := map[string][]string{}
 	TermWords(text, func(word, term string) {
 		if _, done := out[word]; done {
@@ -184,7 +199,7 @@ func related(th Thesaurus, text string) map[string][]string {
 		}
 		var terms []string
 		n := 0
-		for _, r := range th.Related(word) {
+		for _, r := range relate(word) {
 			if n == maxRelated {
 				break
 			}

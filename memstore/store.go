@@ -74,10 +74,13 @@ type Options struct {
 	// one (SimilarityFloorer), else none.
 	MinSimilarity float64
 	// Thesaurus, if set, tells the index which query words are spelled
-	// right, and relates a query's words to others when none of them
-	// matched, for a second search with them (see Thesaurus). Nil does
-	// neither.
+	// right, and the words of like meaning that stand in for a query word
+	// the memory lacks (see Thesaurus). Nil does neither.
 	Thesaurus Thesaurus
+	// Associations, if set, gives the words used in like contexts that
+	// also stand in for a query word the memory lacks, but only beside a
+	// word the memory knows (see Associations). Nil adds none.
+	Associations Associations
 	// ProposalThreshold is the confidence below which a write by someone
 	// who is not an owner of the workspace becomes a proposal; 0 means
 	// DefaultProposalThreshold, a negative value turns the rule off.

@@ -237,7 +237,7 @@ func evalVariant(ctx context.Context, home, dbPath string, v variant, set devset
 	if err != nil {
 		return report{}, err
 	}
-	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log, MinSimilarity: v.floor, Thesaurus: v.thesaurus()})
+	st, err := memstore.Open(ctx, home, &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Logger: log, MinSimilarity: v.floor, Thesaurus: v.thesaurus(), Associations: v.associations()})
 	if err != nil {
 		idx.Close()
 		return report{}, err

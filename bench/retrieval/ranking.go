@@ -17,6 +17,8 @@ type variant struct {
 	// keeps its related words but tells the index of no word that is
 	// spelled right; noRelated keeps the dictionary without related words.
 	noThesaurus, noSpelled, noRelated bool
+	// noAssociations leaves memstore.Options.Associations unset.
+	noAssociations bool
 }
 
 func (v variant) thesaurus() memstore.Thesaurus {
@@ -29,6 +31,13 @@ func (v variant) thesaurus() memstore.Thesaurus {
 		return dictionaryOnly{}
 	}
 	return thesaurus.WordNet{}
+}
+
+func (v variant) associations() memstore.Associations {
+	if v.noAssociations {
+		return nil
+	}
+	return thesaurus.GloVe{}
 }
 
 // relatedOnly is WordNet's related words without its dictionary.
@@ -64,6 +73,9 @@ var variants = []variant{
 	{name: "no-thesaurus", change: func(*memstore.Ranking) {}, noThesaurus: true},
 	{name: "no-spelled-words", change: func(*memstore.Ranking) {}, noSpelled: true},
 	{name: "no-related-words", change: func(*memstore.Ranking) {}, noRelated: true},
+	{name: "no-associated-words", change: func(*memstore.Ranking) {}, noAssociations: true},
+	{name: "associated-weight-0.4", change: func(r *memstore.Ranking) { r.AssociatedWeight = 0.4 }},
+	{name: "associated-weight-1", change: func(r *memstore.Ranking) { r.AssociatedWeight = 1 }},
 	{name: "related-weight-0.4", change: func(r *memstore.Ranking) { r.RelatedWeight = 0.4 }},
 	{name: "related-weight-1", change: func(r *memstore.Ranking) { r.RelatedWeight = 1 }},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},

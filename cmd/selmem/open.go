@@ -117,8 +117,10 @@ func (a *app) openStore(ctx context.Context) (*openedStore, error) {
 		Policy: a.cfg.HTTP.Auth.Policy(),
 		// WordNet's words: a real word is not taken for a typo of
 		// another, and a word the memory does not hold is searched as
-		// its synonyms.
-		Thesaurus: thesaurus.WordNet{},
+		// its synonyms; beside a word the memory holds, also as the
+		// words GloVe finds in like contexts.
+		Thesaurus:    thesaurus.WordNet{},
+		Associations: thesaurus.GloVe{},
 		// memstore reads 0 as its default and a negative value as off.
 		ProposalThreshold: cmp.Or(a.cfg.ProposalThreshold, -1),
 		Remote:            a.remote(idx),

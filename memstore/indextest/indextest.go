@@ -286,7 +286,9 @@ func testSpelledWords(t *testing.T, s *suite) {
 // exactly; a word a chunk holds is never widened; and a query whose only
 // terms are related ones that match nothing in the searched workspace is
 // nothing the memory knows, so its vector hits must pass the relevance
-// floor.
+// floor. Associated words (Query.Associated) stand in likewise, but only
+// beside a term of the query's own words: alone, or beside related
+// terms only, they are not searched.
 func testRelatedWords(t *testing.T, s *suite) {
 	paths := s.putTexts(t,
 		"A customer is lost after ninety days.",
@@ -297,23 +299,29 @@ func testRelatedWords(t *testing.T, s *suite) {
 	c.Workspace = "other"
 	s.put(t, c)
 	client := map[string][]string{"client": {"custom", "patron"}}
+	clientCustom := map[string][]string{"client": {"custom"}}
 	tests := []struct {
-		name    string
-		query   string
-		related map[string][]string
-		ws      string
-		want    []string // the hits by full text, best first
+		name                string
+		query               string
+		related, associated map[string][]string
+		ws                  string
+		want                []string // the hits by full text, best first
 	}{
-		{"stand-in", "client", client, ws, paths[:1]},
-		{"no related words", "client", nil, ws, nil},
-		{"related words the memory lacks", "client", map[string][]string{"client": {"purchas"}}, ws, nil},
-		{"a held word is not widened", "invoices", map[string][]string{"invoices": {"custom"}}, ws, paths[1:2]},
-		{"below the exact word", "client invoices", client, ws, []string{paths[1], paths[0]}},
-		{"only outside the workspace", "client", map[string][]string{"client": {"patron"}}, ws, nil},
+		{"stand-in", "client", client, nil, ws, paths[:1]},
+		{"no related words", "client", nil, nil, ws, nil},
+		{"related words the memory lacks", "client", map[string][]string{"client": {"purchas"}}, nil, ws, nil},
+		{"a held word is not widened", "invoices", map[string][]string{"invoices": {"custom"}}, nil, ws, paths[1:2]},
+		{"below the exact word", "client invoices", client, nil, ws, []string{paths[1], paths[0]}},
+		{"only outside the workspace", "client", map[string][]string{"client": {"patron"}}, nil, ws, nil},
+		{"associated alone", "client", nil, clientCustom, ws, nil},
+		{"associated beside a held word", "client invoices", nil, clientCustom, ws, []string{paths[1], paths[0]}},
+		{"associated beside related only", "client guest", map[string][]string{"guest": {"visitor"}}, clientCustom, ws, paths[2:3]},
+		{"a held word is not associated", "invoices", nil, map[string][]string{"invoices": {"custom"}}, ws, paths[1:2]},
+		{"associated and held", "client customer", nil, clientCustom, ws, paths[:1]},
 	}
 	for _, tt := range tests {
 		q := s.hybrid(t, tt.query)
-		q.Related, q.Workspace = tt.related, tt.ws
+		q.Related, q.Associated, q.Workspace = tt.related, tt.associated, tt.ws
 		// Above any similarity: a query that matches nothing by full text
 		// keeps no vector hit.
 		q.MinSimilarity = 2
@@ -323,13 +331,13 @@ func testRelatedWords(t *testing.T, s *suite) {
 				if len(tt.want) > 0 {
 					continue // a query that matched keeps its vector hits
 				}
-				t.Errorf("%s: %q related %q: vector-only hit %s#%d passed the floor", tt.name, tt.query, tt.related, h.Path, h.Seq)
+				t.Errorf("%s: %q related %q associated %q: vector-only hit %s#%d passed the floor", tt.name, tt.query, tt.related, tt.associated, h.Path, h.Seq)
 				continue
 			}
 			got = append(got, h.Path)
 		}
 		if !slices.Equal(got, tt.want) {
-			t.Errorf("%s: %q related %q: full-text hits %v, want %v", tt.name, tt.query, tt.related, got, tt.want)
+			t.Errorf("%s: %q related %q associated %q: full-text hits %v, want %v", tt.name, tt.query, tt.related, tt.associated, got, tt.want)
 		}
 	}
 }

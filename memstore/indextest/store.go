@@ -159,15 +159,19 @@ func testEmbedderChange(t *testing.T, idx memstore.Index) {
 }
 
 // testThesaurus: a query in words the memory does not use finds the memory
-// that uses their synonyms, and a query of unrelated words still finds
-// nothing.
+// that uses their synonyms, or beside a word the memory uses, the words
+// used in like contexts; a query of unrelated words, or of words whose
+// associated words alone the memory uses, still finds nothing.
 func testThesaurus(t *testing.T, idx memstore.Index) {
 	t.Cleanup(func() { idx.Close() })
 	ctx := context.Background()
-	s := openStoreWith(t, t.TempDir(), &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(), Thesaurus: thesaurus.WordNet{}})
+	s := openStoreWith(t, t.TempDir(), &memstore.Options{Index: idx, Embedder: embedder.NewBuiltin(),
+		Thesaurus: thesaurus.WordNet{}, Associations: thesaurus.GloVe{}})
 	files := map[string]string{
 		"/memories/workspaces/w/churn.md":    "# Churn definition\n\n- A customer is lost after 90 days without a paid order.\n",
 		"/memories/workspaces/w/invoices.md": "# Invoices\n\n- Invoices are due in 30 days.\n",
+		"/memories/workspaces/w/travel.md":   "# Travel\n\n- Evan took a trip to Banff in May.\n",
+		"/memories/workspaces/w/evan.md":     "# Evan's status\n\n- Evan marks a red status on late invoices.\n",
 	}
 	for path, text := range files {
 		if _, err := s.Create(ctx, path, text, nil); err != nil {
@@ -178,6 +182,10 @@ func testThesaurus(t *testing.T, idx memstore.Index) {
 		{"when is a client gone", "/memories/workspaces/w/churn.md"},
 		{"clients", "/memories/workspaces/w/churn.md"},
 		{"xylophone quasar", ""},
+		// "visit" is not in the memory; "trip" is used in like contexts.
+		{"when was evan's visit", "/memories/workspaces/w/travel.md"},
+		// "red" is used like "purple", but alone does not match.
+		{"purple pelican", ""},
 	} {
 		if got := firstHit(t, s, tc.query); got != tc.want {
 			t.Errorf("search %q: first hit %q, want %q", tc.query, got, tc.want)

@@ -105,9 +105,13 @@ const withNeighbourSQL = `
 //     (memstore.Query.Spelled), only the edit variants that are its other
 //     spellings, and no stem variants; and, whatever its length, the terms
 //     of its words of like meaning ($37, $38: memstore.Query.Related) that
-//     a chunk the principal may read holds, at weight $39. A term standing
-//     in for several words has the highest of their weights, and is
-//     related only when it stands in through related alone;
+//     a chunk the principal may read holds, at weight $39; and likewise
+//     the terms of its associated words ($40, $41:
+//     memstore.Query.Associated), at weight $42, kept only when the query
+//     has a term that is not related. A term standing in for several
+//     words has the highest of their weights, and is related (or
+//     associated) only when it stands in through related or associated
+//     words (associated words) alone;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the
@@ -167,7 +171,8 @@ const withNeighbourSQL = `
 // and $32 stem prefixes, $33 and $34 stem edit variants (each with the
 // 1-based index of its word), $35 candidates whose terms are looked up,
 // $36 the zone of $6's directory, $37 and $38 related terms (each with the
-// 1-based index of its word), $39 their weight.
+// 1-based index of its word), $39 their weight, $40 and $41 associated
+// terms (likewise), $42 their weight.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -228,14 +233,27 @@ related AS (
 	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = r.term AND t.df > 0 LIMIT 1) t
 	WHERE $39::float8 > 0 AND ` + fmt.Sprintf(heldSQL, "r.term") + `
 ),
-qt AS MATERIALIZED (
-	SELECT term, max(df) AS df, max(weight) AS weight, bool_and(related) AS related FROM (
-		SELECT term, df, 1.0::float8 AS weight, false AS related FROM known
+associated AS (
+	SELECT DISTINCT a.term, t.df FROM missing m
+	JOIN unnest($40::int[], $41::text[]) AS a (i, term) ON a.i = m.i
+	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = a.term AND t.df > 0 LIMIT 1) t
+	WHERE $42::float8 > 0 AND ` + fmt.Sprintf(heldSQL, "a.term") + `
+),
+standins AS MATERIALIZED (
+	SELECT term, max(df) AS df, max(weight) AS weight, bool_and(related) AS related,
+		bool_and(associated) AS associated FROM (
+		SELECT term, df, 1.0::float8 AS weight, false AS related, false AS associated FROM known
 		UNION ALL
-		SELECT term, df, $23::float8, false FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
+		SELECT term, df, $23::float8, false, false FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
 		UNION ALL
-		SELECT term, df, $39::float8, true FROM related
+		SELECT term, df, $39::float8, true, false FROM related
+		UNION ALL
+		SELECT term, df, $42::float8, true, true FROM associated
 	) x GROUP BY term
+),
+qt AS MATERIALIZED (
+	SELECT term, df, weight, related FROM standins
+	WHERE NOT associated OR EXISTS (SELECT 1 FROM standins WHERE NOT related)
 ),
 qi AS MATERIALIZED (
 	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
@@ -386,6 +404,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	pidx, prefixes := []int32{}, []string{}
 	sidx, stemVariants := []int32{}, []string{}
 	ridx, related := []int32{}, []string{}
+	aidx, associated := []int32{}, []string{}
 	memstore.TermWords(cleanText(q.Text), func(word, term string) {
 		if slices.Contains(words, word) {
 			return
@@ -395,6 +414,9 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 		i := int32(len(words))
 		for _, t := range q.Related[word] {
 			ridx, related = append(ridx, i), append(related, t)
+		}
+		for _, t := range q.Associated[word] {
+			aidx, associated = append(aidx, i), append(associated, t)
 		}
 		if len(word) < fuzzyMinLen {
 			return
@@ -425,7 +447,8 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
-		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight}, len(words) > 0 || vec != nil
+		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight,
+		aidx, associated, r.AssociatedWeight}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

