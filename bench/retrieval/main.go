@@ -24,8 +24,11 @@
 // heading.
 //
 // -variants runs ranking ablations (see variants in ranking.go); each
-// variant searches the same index. Logs go to stderr; the report to
-// stdout.
+// variant searches the same index. -dsn also runs the first variant over
+// the Postgres backend (a database with pgvector; the tables go in schema
+// selmem_retrieval, emptied first) and prints how much of its top 10 the
+// embedded index's top 10 holds, query by query. Logs go to stderr; the
+// report to stdout.
 package main
 
 import (
@@ -43,9 +46,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/selmem/selmem/bench/retrieval/devset"
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/pgindex"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
@@ -59,6 +65,7 @@ type config struct {
 	write         string
 	keep          string
 	perQuery      string
+	dsn           string
 }
 
 func main() {
@@ -73,6 +80,7 @@ func main() {
 	flag.StringVar(&cfg.write, "write", "", "write the generated set to this directory and exit")
 	flag.StringVar(&cfg.keep, "keep", "", "build the memory in this directory and keep it (default: a temporary one)")
 	flag.StringVar(&cfg.perQuery, "per-query", "", "write per-query ranks of the first variant and the baseline to this file")
+	flag.StringVar(&cfg.dsn, "dsn", "", "Postgres database with pgvector: also run the first variant on the Postgres backend")
 	flag.Parse()
 	if dirs != "" {
 		cfg.dirs = strings.Split(dirs, ",")
@@ -153,13 +161,23 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 			return fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(variantNames(), ", "))
 		}
 		start := time.Now()
-		r, err := evalVariant(ctx, home, dbPath, v, set, log)
+		r, err := evalVariant(ctx, home, sqliteOpener(dbPath), v, set, log)
 		if err != nil {
 			return fmt.Errorf("variant %s: %w", name, err)
 		}
 		if k == 0 {
 			fmt.Fprintf(out, "indexed and searched in %v\n", time.Since(start).Round(time.Millisecond))
 		}
+		reports = append(reports, r)
+	}
+	if cfg.dsn != "" && len(reports) > 0 {
+		v, _ := variantByName(cfg.variants[0])
+		r, err := evalPostgres(ctx, home, cfg.dsn, v, set, log)
+		if err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		fmt.Fprintf(out, "postgres: top-10 overlap with the embedded index, %s, mean over %d queries: %.3f\n",
+			v.name, len(set.Queries), overlap(reports[0], r))
 		reports = append(reports, r)
 	}
 	base, err := evalBaseline(ctx, dbPath, set)
@@ -195,7 +213,7 @@ func floorReference(ctx context.Context, home, dbPath string, set devset.Set, re
 		return &reports[k], nil
 	}
 	v, _ := variantByName(noFloor)
-	r, err := evalVariant(ctx, home, dbPath, v, set, log)
+	r, err := evalVariant(ctx, home, sqliteOpener(dbPath), v, set, log)
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +246,67 @@ func commitFiles(dir string, files map[string]string) error {
 	return nil
 }
 
-// evalVariant opens the store over the index with v's ranking (indexing
-// the memory the first time) and runs every query.
-func evalVariant(ctx context.Context, home, dbPath string, v variant, set devset.Set, log *slog.Logger) (report, error) {
-	opts := &sqliteindex.Options{Logger: log}
-	v.apply(opts)
-	idx, err := sqliteindex.Open(dbPath, opts)
+// opener opens an index with a ranking.
+type opener func(r *memstore.Ranking, log *slog.Logger) (memstore.Index, error)
+
+// sqliteOpener opens the embedded index at dbPath.
+func sqliteOpener(dbPath string) opener {
+	return func(r *memstore.Ranking, log *slog.Logger) (memstore.Index, error) {
+		return sqliteindex.Open(dbPath, &sqliteindex.Options{Logger: log, Ranking: r})
+	}
+}
+
+// pgSchema holds the Postgres backend's tables for -dsn.
+const pgSchema = "selmem_retrieval"
+
+// evalPostgres runs v over the Postgres backend at dsn, in pgSchema,
+// emptied first, and names the report after v and the backend.
+func evalPostgres(ctx context.Context, home, dsn string, v variant, set devset.Set, log *slog.Logger) (report, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return report{}, err
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgSchema+" CASCADE"); err != nil {
+		return report{}, err
+	}
+	dim := embedder.NewBuiltin().Dim()
+	r, err := evalVariant(ctx, home, func(r *memstore.Ranking, log *slog.Logger) (memstore.Index, error) {
+		return pgindex.Open(pool, &pgindex.Options{Dim: dim, Schema: pgSchema, Logger: log, Ranking: r}), nil
+	}, v, set, log)
+	r.name = v.name + " (postgres)"
+	return r, err
+}
+
+// overlap returns the mean share of a's top 10 that b's holds, over the
+// queries either returns hits for.
+func overlap(a, b report) float64 {
+	var sum float64
+	n := 0
+	for i := range a.results {
+		x, y := a.results[i].keys, b.results[i].keys
+		if len(x) == 0 && len(y) == 0 {
+			continue
+		}
+		shared := 0
+		for _, k := range x {
+			if slices.Contains(y, k) {
+				shared++
+			}
+		}
+		sum += float64(shared) / float64(max(len(x), len(y)))
+		n++
+	}
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
+}
+
+// evalVariant opens the store over the index open gives with v's
+// ranking (indexing the memory the first time) and runs every query.
+func evalVariant(ctx context.Context, home string, open opener, v variant, set devset.Set, log *slog.Logger) (report, error) {
+	idx, err := open(v.ranking(), log)
 	if err != nil {
 		return report{}, err
 	}
@@ -257,7 +330,9 @@ func evalVariant(ctx context.Context, home, dbPath string, v variant, set devset
 		if err != nil {
 			return r, fmt.Errorf("query %s: %w", q.ID, err)
 		}
-		r.results[i] = judge(q, hitKeys(res.Hits), time.Since(start))
+		keys := hitKeys(res.Hits)
+		r.results[i] = judge(q, keys, time.Since(start))
+		r.results[i].keys = keys
 	}
 	return r, nil
 }
@@ -276,6 +351,7 @@ func hitKeys(hits []memstore.Hit) []hitKey {
 // result is one query's outcome.
 type result struct {
 	ranks   []int // 1-based rank at which each relevant reference was first found, 0 if not in the hits
+	keys    []hitKey
 	hits    int
 	latency time.Duration
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/selmem/selmem/memstore"
-	"github.com/selmem/selmem/memstore/sqliteindex"
 	"github.com/selmem/selmem/memstore/thesaurus"
 )
 
@@ -50,10 +49,11 @@ type dictionaryOnly struct{ thesaurus.WordNet }
 
 func (dictionaryOnly) Related(string) []string { return nil }
 
-func (v variant) apply(o *sqliteindex.Options) {
+// ranking returns v's ranking.
+func (v variant) ranking() *memstore.Ranking {
 	r := memstore.DefaultRanking()
 	v.change(&r)
-	o.Ranking = &r
+	return &r
 }
 
 // variants are the rankings -variants can name: "default" is what selmem
