@@ -228,16 +228,14 @@ fuzzy AS (
 	WHERE ` + fmt.Sprintf(heldSQL, "f.term") + `
 ),
 related AS (
-	SELECT DISTINCT r.term, t.df FROM missing m
-	JOIN unnest($37::int[], $38::text[]) AS r (i, term) ON r.i = m.i
+	SELECT DISTINCT r.term, t.df, r.associated FROM missing m
+	JOIN (
+		SELECT i, term, false AS associated FROM unnest($37::int[], $38::text[]) AS x (i, term) WHERE $39::float8 > 0
+		UNION ALL
+		SELECT i, term, true FROM unnest($40::int[], $41::text[]) AS x (i, term) WHERE $42::float8 > 0
+	) r ON r.i = m.i
 	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = r.term AND t.df > 0 LIMIT 1) t
-	WHERE $39::float8 > 0 AND ` + fmt.Sprintf(heldSQL, "r.term") + `
-),
-associated AS (
-	SELECT DISTINCT a.term, t.df FROM missing m
-	JOIN unnest($40::int[], $41::text[]) AS a (i, term) ON a.i = m.i
-	CROSS JOIN LATERAL (SELECT t.df FROM selmem_terms t WHERE t.term = a.term AND t.df > 0 LIMIT 1) t
-	WHERE $42::float8 > 0 AND ` + fmt.Sprintf(heldSQL, "a.term") + `
+	WHERE ` + fmt.Sprintf(heldSQL, "r.term") + `
 ),
 standins AS MATERIALIZED (
 	SELECT term, max(df) AS df, max(weight) AS weight, bool_and(related) AS related,
@@ -246,9 +244,7 @@ standins AS MATERIALIZED (
 		UNION ALL
 		SELECT term, df, $23::float8, false, false FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
 		UNION ALL
-		SELECT term, df, $39::float8, true, false FROM related
-		UNION ALL
-		SELECT term, df, $42::float8, true, true FROM associated
+		SELECT term, df, CASE WHEN associated THEN $42::float8 ELSE $39::float8 END, true, associated FROM related
 	) x GROUP BY term
 ),
 qt AS MATERIALIZED (
