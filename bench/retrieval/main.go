@@ -26,9 +26,9 @@
 // -variants runs ranking ablations (see variants in ranking.go); each
 // variant searches the same index. -dsn also runs the first variant over
 // the Postgres backend (a database with pgvector; the tables go in schema
-// selmem_retrieval, emptied first) and prints how much of its top 10 the
-// embedded index's top 10 holds, query by query. Logs go to stderr; the
-// report to stdout.
+// selmem_retrieval, emptied first) and prints the mean share of the
+// embedded index's top 10 that Postgres's top 10 holds. Logs go to
+// stderr; the report to stdout.
 package main
 
 import (
@@ -139,11 +139,8 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 		}
 		defer os.RemoveAll(home)
 	}
-	if err := commitFiles(filepath.Join(home, "memory"), set.Files); err != nil {
-		return err
-	}
-	dbPath := filepath.Join(home, "index", "index.db")
-	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
+	dbPath, err := prepare(home, set)
+	if err != nil {
 		return err
 	}
 	labelled := 0
@@ -218,6 +215,16 @@ func floorReference(ctx context.Context, home, dbPath string, set devset.Set, re
 		return nil, err
 	}
 	return &r, nil
+}
+
+// prepare commits set's files into the memory of home and returns the
+// path of its embedded index, in a directory that exists.
+func prepare(home string, set devset.Set) (string, error) {
+	if err := commitFiles(filepath.Join(home, "memory"), set.Files); err != nil {
+		return "", err
+	}
+	dbPath := filepath.Join(home, "index", "index.db")
+	return dbPath, os.MkdirAll(filepath.Dir(dbPath), 0o755)
 }
 
 // commitFiles writes files into a new git repository at dir and commits

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/selmem/selmem/internal/pgtest"
@@ -23,11 +21,8 @@ func TestPostgres_SameAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	if err := commitFiles(filepath.Join(home, "memory"), set.Files); err != nil {
-		t.Fatal(err)
-	}
-	dbPath := filepath.Join(home, "index", "index.db")
-	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
+	dbPath, err := prepare(home, set)
+	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -32,6 +32,7 @@ func (v variant) thesaurus() memstore.Thesaurus {
 	return thesaurus.WordNet{}
 }
 
+// associations returns the memstore.Options.Associations of v.
 func (v variant) associations() memstore.Associations {
 	if v.noAssociations {
 		return nil
