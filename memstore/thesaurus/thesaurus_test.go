@@ -65,9 +65,6 @@ func TestWordNet_Related(t *testing.T) {
 // two or more letters a-z, none the lemma itself or repeated, each
 // spelling one edit from the lemma.
 func TestTable(t *testing.T) {
-	if !strings.HasSuffix(table, "\n") {
-		t.Fatal("the table does not end with a newline") // find relies on it
-	}
 	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
 	var lemmas []string
 	for line := range strings.Lines(table) {
@@ -90,23 +87,7 @@ func TestTable(t *testing.T) {
 		}
 		lemmas = append(lemmas, lemma)
 	}
-	if !slices.IsSorted(lemmas) || len(slices.Compact(slices.Clone(lemmas))) != len(lemmas) {
-		t.Fatal("lemmas are not sorted and unique")
-	}
-	// The binary search finds every lemma, and nothing between two.
-	for i, l := range lemmas {
-		if _, ok := find(table, l); !ok {
-			t.Fatalf("find(%q): not found", l)
-		}
-		if _, ok := find(table, l+"\x00"); ok && (i+1 == len(lemmas) || lemmas[i+1] != l+"\x00") {
-			t.Fatalf("find(%q): found", l+"\x00")
-		}
-	}
-	for _, w := range []string{"", "\x00", "zzzzzzzz", "\xff"} {
-		if _, ok := find(table, w); ok {
-			t.Errorf("find(%q): found", w)
-		}
-	}
+	checkKeys(t, table, lemmas)
 	if len(lemmas) < 50000 {
 		t.Errorf("%d lemmas, want WordNet's tens of thousands", len(lemmas))
 	}
@@ -129,9 +110,6 @@ func TestGloVe_Associated(t *testing.T) {
 // lines of a word, a tab and one to eight associated words, all of two or
 // more letters a-z, none a stop word, of the word's stem or repeated.
 func TestGloVeTable(t *testing.T) {
-	if !strings.HasSuffix(gloveTable, "\n") {
-		t.Fatal("the table does not end with a newline") // find relies on it
-	}
 	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
 	var words []string
 	for line := range strings.Lines(gloveTable) {
@@ -149,16 +127,35 @@ func TestGloVeTable(t *testing.T) {
 		}
 		words = append(words, word)
 	}
-	if !slices.IsSorted(words) || len(slices.Compact(slices.Clone(words))) != len(words) {
-		t.Fatal("words are not sorted and unique")
-	}
-	for _, w := range words {
-		if _, ok := find(gloveTable, w); !ok {
-			t.Fatalf("find(%q): not found", w)
-		}
-	}
+	checkKeys(t, gloveTable, words)
 	if len(words) < 20000 {
 		t.Errorf("%d words, want tens of thousands", len(words))
+	}
+}
+
+// checkKeys checks that tbl, whose lines begin with keys, ends with a
+// newline and lists its keys sorted and once each, and that find finds
+// every key and nothing between two.
+func checkKeys(t *testing.T, tbl string, keys []string) {
+	t.Helper()
+	if !strings.HasSuffix(tbl, "\n") {
+		t.Fatal("the table does not end with a newline") // find relies on it
+	}
+	if !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+		t.Fatal("keys are not sorted and unique")
+	}
+	for i, k := range keys {
+		if _, ok := find(tbl, k); !ok {
+			t.Fatalf("find(%q): not found", k)
+		}
+		if _, ok := find(tbl, k+"\x00"); ok && (i+1 == len(keys) || keys[i+1] != k+"\x00") {
+			t.Fatalf("find(%q): found", k+"\x00")
+		}
+	}
+	for _, w := range []string{"", "\x00", "zzzzzzzz", "\xff"} {
+		if _, ok := find(tbl, w); ok {
+			t.Errorf("find(%q): found", w)
+		}
 	}
 }
 
