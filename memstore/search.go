@@ -8,14 +8,22 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // MaxSearchLimit caps the number of hits one search returns.
 const MaxSearchLimit = 100
 
+// MaxQueryWords is how many distinct words of a query count (stop words
+// aside); the words after them are ignored. Each word costs the index a
+// lookup of its typo variants and stand-ins, so without a bound a pasted
+// document of 50,000 words kept a core busy for seconds.
+const MaxQueryWords = 32
+
 // SearchRequest is a hybrid search over the memory.
 type SearchRequest struct {
-	Query          string
+	Query          string   // its first MaxQueryWords distinct words count
 	Workspace      string   // "" for all
 	Scope          string   // "", org, user, workspace or other
 	Types          []string // empty for all
@@ -42,7 +50,7 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 	if len(s.mirrors) == 0 {
 		return SearchResult{}, errNoIndex
 	}
-	q := strings.TrimSpace(req.Query)
+	q := firstWords(strings.TrimSpace(req.Query))
 	if q == "" {
 		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: "Error: query is empty.", Hint: "Give a few words describing what to find."}
 	}
@@ -129,6 +137,36 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 		res.Degraded = "The primary search index is unavailable; these results come from the local fallback index, which holds the same memory."
 	}
 	return SearchResult{}, fmt.Errorf("search: %w", err)
+}
+
+// firstWords returns text unchanged when it has at most MaxQueryWords
+// distinct words that are not stop words; otherwise its words up to the
+// last of the first MaxQueryWords of those, joined by spaces. The
+// embedder and the index then see the same words.
+func firstWords(text string) string {
+	var sb strings.Builder
+	var distinct []string
+	full := false
+	Words(text, func(w string) {
+		if full {
+			return
+		}
+		if !english.IsStopWord(w) && !slices.Contains(distinct, w) {
+			if len(distinct) == MaxQueryWords {
+				full = true
+				return
+			}
+			distinct = append(distinct, w)
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(w)
+	})
+	if !full {
+		return text
+	}
+	return sb.String()
 }
 
 // Thesaurus is a dictionary of words and of words of like meaning.

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,12 @@ func TestStore_Search(t *testing.T) {
 		{name: "nothing matched in a workspace", req: memstore.SearchRequest{Query: "xylophone quasar", Workspace: "ops"}, none: true},
 		// The memory knows "retention", if not in ops: ops's nearest
 		// sections by vector are hits, however far.
+		// Only a query's first MaxQueryWords distinct words count.
+		{name: "a word after the first 32", req: memstore.SearchRequest{Query: fillers(memstore.MaxQueryWords) + " retention"}, none: true},
+		{name: "the 32nd word", req: memstore.SearchRequest{Query: fillers(memstore.MaxQueryWords-1) + " retention"},
+			has: []string{"/memories/workspaces/sales/task.md"}},
+		{name: "a pasted document", req: memstore.SearchRequest{Query: "retention policy weekly reports " + fillers(50000)},
+			first: "/memories/workspaces/sales/task.md"},
 		{name: "words held only in another workspace", req: memstore.SearchRequest{Query: "retention xylophone", Workspace: "ops"},
 			has: []string{"/memories/workspaces/ops/task.md"}, not: []string{"/memories/workspaces/sales/task.md"}},
 	}
@@ -115,6 +122,15 @@ func TestStore_Search(t *testing.T) {
 	if got := searchPaths(t, s, "answers brief cite"); len(got) == 0 || got[0] != "/memories/org/voice.md" || slices.Contains(got, "/memories/org/style.md") {
 		t.Errorf("after rename: %v", got)
 	}
+}
+
+// fillers returns n distinct words no memory holds: "q1 q2 …".
+func fillers(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("q%d", i+1)
+	}
+	return strings.Join(ws, " ")
 }
 
 func TestStore_IndexLossLosesNothing(t *testing.T) {

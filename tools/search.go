@@ -81,6 +81,7 @@ func (h *handlers) searchTools() []server.ServerTool {
 				"Returns matching sections with path and lines; read one with memory_view and view_range."),
 			mcp.WithInputSchema[SearchArgs](),
 			withSchema(map[string]map[string]any{
+				"query": {"description": fmt.Sprintf("A few words; only the first %d distinct ones count.", memstore.MaxQueryWords)},
 				"scope": {"enum": []string{memstore.ScopeOrg, memstore.ScopeUser, memstore.ScopeWorkspace, memstore.ScopeOther}},
 				"limit": {"minimum": 1, "maximum": memstore.MaxSearchLimit, "default": 10},
 			}),

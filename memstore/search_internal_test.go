@@ -1,0 +1,67 @@
+package memstore
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestFirstWords(t *testing.T) {
+	many := func(n int) []string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = "w" + strings.Repeat("x", i)
+		}
+		return ws
+	}
+	tests := []struct {
+		name, text, want string
+	}{
+		{"short, unchanged", "Retention policy, please!", "Retention policy, please!"},
+		{"32 words, unchanged", strings.Join(many(32), " ") + "?", strings.Join(many(32), " ") + "?"},
+		{"33 words", strings.Join(many(33), ", "), strings.Join(many(32), " ")},
+		{"repeats and stop words do not count",
+			"The " + strings.Repeat("w ", 40) + strings.Join(many(33), " and "),
+			"the " + strings.Repeat("w ", 40) + strings.Join(many(32), " and ") + " and"},
+		{"normalised when cut", "Café " + strings.Join(many(32), " "), "cafe " + strings.Join(many(31), " ")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstWords(tt.text); got != tt.want {
+				t.Errorf("firstWords(%.60q…) = %.80q…, want %.80q…", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzFirstWords checks that a query keeps its first MaxQueryWords
+// distinct words, in order, and no other, and that cutting it again
+// changes nothing.
+func FuzzFirstWords(f *testing.F) {
+	f.Add("retention policy")
+	f.Add(strings.Repeat("a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff gg hh ", 3))
+	f.Add("Ünïcode wörds, ﬁ ligatures and 🙂")
+	f.Fuzz(func(t *testing.T, text string) {
+		got := firstWords(text)
+		want := distinctWords(text)
+		want = want[:min(len(want), MaxQueryWords)]
+		if d := distinctWords(got); !slices.Equal(d, want) {
+			t.Errorf("firstWords(%q) has words %q, want %q", text, d, want)
+		}
+		if again := firstWords(got); again != got {
+			t.Errorf("firstWords is not idempotent: %q, then %q", got, again)
+		}
+	})
+}
+
+// distinctWords returns text's distinct words that are not stop words, in
+// order of first use.
+func distinctWords(text string) []string {
+	var out []string
+	TermWords(text, func(w, _ string) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	})
+	return out
+}
