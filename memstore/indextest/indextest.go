@@ -44,6 +44,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"FloorScope", testFloorScope},
 		{"NeighbourShare", testNeighbourShare},
 		{"HostileQueries", testHostileQueries},
+		{"ManyWords", testManyWords},
 		{"ConcurrentSearchDuringReplace", testConcurrent},
 		{"DeterministicTies", testTies},
 		{"AccessFilter", testAccessFilter},
@@ -141,7 +142,6 @@ func (s *suite) putTexts(t *testing.T, texts ...string) []string {
 	return paths
 }
 
-// hybrid is a query for text with its embedding, as the store searches.
 // hybrid is the query a store sends for text: its vector, and the
 // embedder's relevance floor.
 func (s *suite) hybrid(t *testing.T, text string) memstore.Query {
@@ -805,6 +805,25 @@ func testHostileQueries(t *testing.T, s *suite) {
 	}
 	if hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}}); len(hits) != 0 {
 		t.Errorf("empty query: hits %v, want none", keys(hits))
+	}
+}
+
+// testManyWords checks that every word of a long query counts, however
+// many: the store bounds a query's words (memstore.MaxQueryWords), and
+// both backends must then agree.
+func testManyWords(t *testing.T, s *suite) {
+	var texts, words []string
+	for i := range 40 {
+		w := fmt.Sprintf("w%02d", i)
+		words = append(words, w)
+		texts = append(texts, "A note on "+w+".")
+	}
+	paths := s.putTexts(t, texts...)
+	q := s.hybrid(t, strings.Join(words, " "))
+	q.Limit = 50
+	got := pathSet(s.search(t, q))
+	if want := slices.Sorted(slices.Values(paths)); !slices.Equal(got, want) {
+		t.Errorf("hits %v, want every one of the %d notes", got, len(want))
 	}
 }
 

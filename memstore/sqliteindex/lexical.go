@@ -220,9 +220,6 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 	if !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.related }) {
 		terms = slices.DeleteFunc(terms, func(t queryTerm) bool { return t.associated })
 	}
-	if len(terms) > maxQueryTerms {
-		terms = terms[:maxQueryTerms]
-	}
 	return terms, len(missing)
 }
 
@@ -284,9 +281,6 @@ func (l *lexicon) fuzzy(w string, others []string, spelled bool, readable func(r
 	})
 	return ids[:min(len(ids), fuzzyMax)]
 }
-
-// maxQueryTerms bounds the terms of a full-text query.
-const maxQueryTerms = 32
 
 // idf is the BM25 inverse document frequency of term id.
 func (l *lexicon) idf(id int32) float64 {
