@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Connection returns the configured connection name.
@@ -394,31 +395,52 @@ func isAlnum(c byte) bool {
 // too.
 type Rows struct {
 	*sql.Rows
-	tx *sql.Tx
+	tx   *sql.Tx
+	conn *sql.Conn
 }
 
-// Close closes the rows and rolls the read-only transaction back.
+// Close closes the rows and rolls the read-only transaction back, or
+// hands the connection back.
 func (r *Rows) Close() error {
 	err := r.Rows.Close()
 	if r.tx != nil {
 		_ = r.tx.Rollback()
 	}
+	if r.conn != nil {
+		_ = r.conn.Close()
+	}
 	return err
 }
 
+// MaxSQLiteValue bounds the bytes of any string or BLOB a SQLite query
+// makes or reads (SQLITE_LIMIT_LENGTH, a billion by default), so
+// that a query cannot make the process allocate gigabytes:
+// group_concat over a recursive CTE reached 1.7 GB in 5 s.
+const MaxSQLiteValue = 16 << 20
+
 // Query runs a query CheckQuery accepts on db. Postgres runs it in a READ
 // ONLY transaction with statement_timeout set to timeout (if > 0); SQLite
-// relies on the read-only connection OpenSQLite makes.
+// on the read-only connection OpenSQLite makes, its values bounded by
+// MaxSQLiteValue, and ctx bounds its time.
 func Query(ctx context.Context, db *sql.DB, dialect, query string, timeout time.Duration) (*Rows, error) {
 	if err := CheckQuery(query, dialect); err != nil {
 		return nil, err
 	}
 	if dialect != DialectPostgres {
-		rows, err := db.QueryContext(ctx, query)
+		conn, err := db.Conn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &Rows{Rows: rows}, nil
+		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxSQLiteValue); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		rows, err := conn.QueryContext(ctx, query)
+		if err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		return &Rows{Rows: rows, conn: conn}, nil
 	}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
