@@ -6,11 +6,13 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -161,9 +163,16 @@ func dsnKeys(dsn string) (map[string]bool, error) {
 	}
 }
 
-// OpenPostgres opens a pool of one connection configured by cfg.
+// OpenPostgres opens a pool of one connection configured by cfg, which
+// refuses a row of more than MaxValueBytes.
 func OpenPostgres(cfg *pgx.ConnConfig) *sql.DB {
-	db := stdlib.OpenDB(*cfg)
+	c := *cfg
+	c.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		f := pgproto3.NewFrontend(r, w)
+		f.SetMaxBodyLen(MaxValueBytes)
+		return f
+	}
+	db := stdlib.OpenDB(c)
 	db.SetMaxOpenConns(1)
 	return db
 }
@@ -412,16 +421,18 @@ func (r *Rows) Close() error {
 	return err
 }
 
-// MaxSQLiteValue bounds the bytes of any string or BLOB a SQLite query
-// makes or reads (SQLITE_LIMIT_LENGTH, a billion by default), so
-// that a query cannot make the process allocate gigabytes:
-// group_concat over a recursive CTE reached 1.7 GB in 5 s.
-const MaxSQLiteValue = 16 << 20
+// MaxValueBytes bounds what one value of a query's result may make the
+// process hold: any string or BLOB a SQLite query makes or reads
+// (SQLITE_LIMIT_LENGTH, a billion by default), any row a Postgres server
+// sends (pgx reads a row whole). Without it group_concat over a
+// recursive CTE took the process to 1.7 GB in 5 s, and repeat() in
+// Postgres sends up to a gigabyte.
+const MaxValueBytes = 16 << 20
 
 // Query runs a query CheckQuery accepts on db. Postgres runs it in a READ
 // ONLY transaction with statement_timeout set to timeout (if > 0); SQLite
 // on the read-only connection OpenSQLite makes, its values bounded by
-// MaxSQLiteValue, and ctx bounds its time.
+// MaxValueBytes, and ctx bounds its time.
 func Query(ctx context.Context, db *sql.DB, dialect, query string, timeout time.Duration) (*Rows, error) {
 	if err := CheckQuery(query, dialect); err != nil {
 		return nil, err
@@ -431,7 +442,7 @@ func Query(ctx context.Context, db *sql.DB, dialect, query string, timeout time.
 		if err != nil {
 			return nil, err
 		}
-		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxSQLiteValue); err != nil {
+		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
 			_ = conn.Close()
 			return nil, err
 		}

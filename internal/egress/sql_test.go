@@ -187,19 +187,19 @@ func TestSQLite_Attacks(t *testing.T) {
 }
 
 // TestSQLite_ValueLimit: a query cannot make a value beyond
-// MaxSQLiteValue, which the process would hold in memory. Without the
+// MaxValueBytes, which the process would hold in memory. Without the
 // limit each of these succeeds, and group_concat over an endless
 // recursive CTE took the process to 1.7 GB in 5 s.
 func TestSQLite_ValueLimit(t *testing.T) {
 	dbPath, _ := sqliteFixture(t)
 	ctx := context.Background()
-	over := strconv.Itoa(MaxSQLiteValue + 1)
+	over := strconv.Itoa(MaxValueBytes + 1)
 	for _, tc := range []struct{ name, q string }{
 		{"zeroblob", "SELECT zeroblob(" + over + ")"},
 		{"printf", "SELECT printf('%.*c', " + over + ", 'x')"},
 		{"group_concat", "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r LIMIT 17) " +
 			"SELECT length(group_concat(printf('%.*c', 1048576, 'x'))) FROM r"},
-		{"replace", "SELECT replace(hex(zeroblob(" + strconv.Itoa(MaxSQLiteValue/8) + ")), '0', 'xxxxxxxx')"},
+		{"replace", "SELECT replace(hex(zeroblob(" + strconv.Itoa(MaxValueBytes/8) + ")), '0', 'xxxxxxxx')"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := OpenSQLite(dbPath)
@@ -219,14 +219,14 @@ func TestSQLite_ValueLimit(t *testing.T) {
 	// A value within the limit is read whole.
 	db := OpenSQLite(dbPath)
 	defer db.Close()
-	rows, err := Query(ctx, db, DialectSQLite, "SELECT length(printf('%.*c', "+strconv.Itoa(MaxSQLiteValue/2)+", 'x'))", 0)
+	rows, err := Query(ctx, db, DialectSQLite, "SELECT length(printf('%.*c', "+strconv.Itoa(MaxValueBytes/2)+", 'x'))", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var n int
-	if !rows.Next() || rows.Scan(&n) != nil || n != MaxSQLiteValue/2 {
-		t.Errorf("length %d (%v), want %d", n, rows.Err(), MaxSQLiteValue/2)
+	if !rows.Next() || rows.Scan(&n) != nil || n != MaxValueBytes/2 {
+		t.Errorf("length %d (%v), want %d", n, rows.Err(), MaxValueBytes/2)
 	}
 }
 
@@ -391,6 +391,8 @@ func TestQuery_PostgresReadOnly(t *testing.T) {
 		"SELECT * FROM t; DELETE FROM t",
 		"SELECT pg_sleep(5)",
 		"SELECT nextval('x')",
+		// A row beyond MaxValueBytes would be held whole in memory.
+		"SELECT repeat('x', " + strconv.Itoa(MaxValueBytes+1) + ")",
 	} {
 		rows, err := Query(ctx, db, DialectPostgres, q, 500*time.Millisecond)
 		if err == nil {
@@ -418,5 +420,14 @@ func TestQuery_PostgresReadOnly(t *testing.T) {
 	rows.Close()
 	if n != 3 {
 		t.Errorf("read %d rows, want 3", n)
+	}
+	rows, err = Query(ctx, db, DialectPostgres, "SELECT repeat('x', "+strconv.Itoa(MaxValueBytes/2)+")", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var v string
+	if !rows.Next() || rows.Scan(&v) != nil || len(v) != MaxValueBytes/2 {
+		t.Errorf("read %d bytes (%v), want %d", len(v), rows.Err(), MaxValueBytes/2)
 	}
 }
