@@ -61,15 +61,23 @@ const scoreSQL = `
 // window of candidates: for every query term, its postings in from
 // (selmem_postings p, perhaps joined) that the principal may read and that
 // pass where, highest impact first, the first limit of them.
+//
+// A principal who may read everything ($27) and one who may not read
+// through separate branches, of which only one runs: the first needs no
+// zone and so reads the impact index alone, even in a generic plan.
 func windowSQL(src int, from, where, limit string) string {
 	return fmt.Sprintf(`
-	SELECT qi.term, %d AS src, qi.depth, p.chunk_id, p.impact FROM qi
+	SELECT qi.term, %[1]d AS src, qi.depth, p.chunk_id, p.impact FROM qi
 	CROSS JOIN LATERAL (
-		SELECT p.chunk_id, p.impact FROM %s
-		WHERE p.term = qi.term AND ($27::boolean OR p.zone = ANY ($28::text[]))
-			AND %s
+		(SELECT p.chunk_id, p.impact FROM %[2]s
+		WHERE $27::boolean AND p.term = qi.term AND %[3]s
 		ORDER BY p.impact DESC, p.chunk_id
-		LIMIT %s
+		LIMIT %[4]s)
+		UNION ALL
+		(SELECT p.chunk_id, p.impact FROM %[2]s
+		WHERE NOT $27::boolean AND p.term = qi.term AND p.zone = ANY ($28::text[]) AND %[3]s
+		ORDER BY p.impact DESC, p.chunk_id
+		LIMIT %[4]s)
 	) p`, src, from, where, limit)
 }
 
@@ -143,7 +151,9 @@ const withNeighbourSQL = `
 //     after the $29 best (the chunks the neighbour share lifts most),
 //     plus Neighbour ($19) times the best score of its scored neighbours;
 //     the best $11 form the full-text ranking;
-//   - vector ranking: the $14 nearest chunks through the HNSW index, and
+//   - vector ranking: the $14 nearest chunks, found exactly among at
+//     most exactNearest chunks (the workspace's, or the index's when the
+//     search has none) and through the HNSW index among more, and
 //     every chunk the full-text ranking scored, their distances computed
 //     exactly (HNSW is approximate and misses some; with a lexical
 //     embedder the chunks sharing the query's words are the likeliest to
@@ -265,8 +275,11 @@ lists AS MATERIALIZED (` +
 	windowSQL(1, "selmem_postings p", `$6 <> '' AND p.zone = $36`, "qi.depth") + `
 	UNION ALL
 	SELECT l.* FROM (` + windowSQL(2, "selmem_postings p", `$6 <> '' AND p.zone <> $36`, "qi.depth / 8") + `
-	) l JOIN selmem_chunks c ON c.id = l.chunk_id
-	WHERE true` + filterSQL + `
+	) l
+	-- LIMIT keeps the lookup per posting, through the key, in a generic
+	-- plan too: as a join the planner may hash every chunk.
+	CROSS JOIN LATERAL (SELECT 1 FROM selmem_chunks c WHERE c.id = l.chunk_id` + filterSQL + `
+		LIMIT 1) c
 	UNION ALL` +
 	windowSQL(3, "selmem_postings p JOIN selmem_chunks c ON c.id = p.chunk_id",
 		`$6 = '' AND NOT ($7 = '' AND coalesce(cardinality($8::text[]), 0) = 0)`+filterSQL, "qi.depth") + `
@@ -330,13 +343,17 @@ text_hits AS MATERIALIZED (
 		LIMIT $11
 	) t
 ),
-nearest AS MATERIALIZED (
-	SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec AS distance
-	FROM selmem_chunks c
-	WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0
-	AND c.embedding IS NOT NULL` + filterSQL + `
-	ORDER BY c.embedding <=> $5::halfvec
-	LIMIT $14
+exact AS MATERIALIZED (
+	SELECT CASE WHEN $6 = '' THEN (SELECT n FROM stats)
+		ELSE (SELECT count(*) FROM (SELECT 1 FROM selmem_chunks c WHERE c.workspace = $6
+			LIMIT ` + strconv.Itoa(exactNearest+1) + `) x) END <= ` + strconv.Itoa(exactNearest) + ` AS exact
+),
+nearest AS MATERIALIZED (` +
+	nearestSQL(`(SELECT exact FROM exact) AND $6 <> '' AND c.workspace = $6`, exactOrderSQL) + `
+	UNION ALL` +
+	nearestSQL(`(SELECT exact FROM exact) AND $6 = ''`, exactOrderSQL) + `
+	UNION ALL` +
+	nearestSQL(`NOT (SELECT exact FROM exact)`, `c.embedding <=> $5::halfvec`) + `
 ),
 vector_hits AS (
 	SELECT v.id, row_number() OVER (ORDER BY v.distance, v.path, v.seq) AS rank, 1 - v.distance AS sim
@@ -369,6 +386,27 @@ JOIN selmem_chunks c ON c.id = f.id
 WHERE EXISTS (SELECT 1 FROM qt WHERE NOT qt.related) OR EXISTS (SELECT 1 FROM text_hits) OR f.sim >= $22::float8
 ORDER BY f.score DESC, c.path, c.seq
 LIMIT $12`
+
+// exactNearest is how many chunks a search compares its vector with one
+// by one, as the embedded index does, rather than through the HNSW index,
+// which is approximate and, under a filter, may miss most of them.
+const exactNearest = 5000
+
+// nearestSQL returns a branch of the vector ranking: the $14 chunks that
+// pass the query's filters and where, nearest first as order sorts them.
+func nearestSQL(where, order string) string {
+	return `
+	(SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec AS distance
+	FROM selmem_chunks c
+	WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND ` + where + `
+	AND c.embedding IS NOT NULL` + filterSQL + `
+	ORDER BY ` + order + `
+	LIMIT $14)`
+}
+
+// exactOrderSQL orders chunks by distance without the HNSW index, which
+// orders only by the bare distance: every chunk is compared.
+const exactOrderSQL = `(c.embedding <=> $5::halfvec) + 0`
 
 // Typo tolerance, as the embedded index's (sqliteindex).
 const (
@@ -494,12 +532,19 @@ func cleanText(s string) string {
 
 // sessionSQL sets search parameters for the current transaction only:
 // $1 hnsw.ef_search, $2 hnsw.iterative_scan (pgvector >= 0.8 only). Plans
-// are always custom, so the planner sees which filters are empty. JIT is
-// off: the statement's estimated cost often crosses jit_above_cost, and
-// compiling costs tens of milliseconds, far more than the search itself.
+// are generic, made once per connection: planning searchSQL costs 6-8 ms,
+// half a search at 10,000 chunks. Its filters' branches run or not by
+// one-time tests of the parameters, each branch reading what a custom
+// plan would, and its lookups by key are LATERAL with a LIMIT, which no
+// estimate turns into a hash of a table. JIT is off: the statement's
+// estimated cost often crosses jit_above_cost, and compiling costs tens of
+// milliseconds, far more than the search itself. No parallel workers
+// either: a plan's Gather starts them, about 15 ms, even for a branch its
+// one-time filter then skips.
 const (
 	sessionSQL = `SELECT set_config('hnsw.ef_search', $1, true),
-		set_config('plan_cache_mode', 'force_custom_plan', true),
+		set_config('plan_cache_mode', 'force_generic_plan', true),
+		set_config('max_parallel_workers_per_gather', '0', true),
 		set_config('jit', 'off', true)`
 	iterativeSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
 		set_config('hnsw.max_scan_tuples', $1, true)`
