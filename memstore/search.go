@@ -15,6 +15,10 @@ import (
 // MaxSearchLimit caps the number of hits one search returns.
 const MaxSearchLimit = 100
 
+// MaxSearchTypes caps the item types one search may name. Postgres
+// compares each chunk's type with every one of them.
+const MaxSearchTypes = 16
+
 // MaxQueryWords is how many distinct words of a query count (stop words
 // aside); the words after them are ignored. Each word costs the index a
 // lookup of its typo variants and stand-ins, so without a bound a pasted
@@ -66,6 +70,10 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 	default:
 		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: scope %q is not known.", req.Scope),
 			Hint: "Use one of org, user, workspace, other, or leave it out."}
+	}
+	if len(req.Types) > MaxSearchTypes {
+		return SearchResult{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("Error: %d types given; a search takes at most %d.", len(req.Types), MaxSearchTypes),
+			Hint: "Name the few item types to search, e.g. task, schema, tool, output, note."}
 	}
 	// What the principal may read, applied inside the index's query.
 	filter, err := s.ReadableFilter(ctx)

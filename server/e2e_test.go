@@ -316,6 +316,8 @@ func steps() []step {
 			want: []string{"limit 1000 is out of range", "between 1 and 100"}},
 		{name: "search bad scope", tool: "memory_search", args: map[string]any{"query": "x", "scope": "galaxy"}, isError: true,
 			want: []string{`scope "galaxy" is not known`}},
+		{name: "search too many types", tool: "memory_search", args: map[string]any{"query": "x", "types": strings.Split(strings.Repeat("t,", 20)+"t", ",")}, isError: true,
+			want: []string{"21 types given; a search takes at most 16"}},
 		{name: "search types wrong type", tool: "memory_search", args: map[string]any{"query": "x", "types": "task"}, isError: true,
 			exact: "Error: types must be a list of strings, not a string."},
 		{name: "history", tool: "memory_history", args: map[string]any{"path": "/memories/workspaces/sales/rules.md"},

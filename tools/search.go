@@ -83,6 +83,7 @@ func (h *handlers) searchTools() []server.ServerTool {
 			withSchema(map[string]map[string]any{
 				"query": {"description": fmt.Sprintf("A few words; only the first %d distinct ones count.", memstore.MaxQueryWords)},
 				"scope": {"enum": []string{memstore.ScopeOrg, memstore.ScopeUser, memstore.ScopeWorkspace, memstore.ScopeOther}},
+				"types": {"maxItems": memstore.MaxSearchTypes},
 				"limit": {"minimum": 1, "maximum": memstore.MaxSearchLimit, "default": 10},
 			}),
 			annotations(true, false, true),
