@@ -137,14 +137,7 @@ func TestSQLite_Attacks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := OpenSQLite(dbPath)
 			defer db.Close()
-			rows, err := Query(ctx, db, DialectSQLite, tc.q, 0)
-			if err == nil {
-				for rows.Next() {
-				}
-				err = rows.Err()
-				rows.Close()
-			}
-			if err == nil {
+			if err := drain(ctx, db, DialectSQLite, tc.q, 0); err == nil {
 				t.Errorf("%s ran", tc.q)
 			}
 			// The authorizer must stop it even without CheckQuery.
@@ -186,6 +179,19 @@ func TestSQLite_Attacks(t *testing.T) {
 	}
 }
 
+// drain runs q through Query on db, reads every row and returns the
+// first error.
+func drain(ctx context.Context, db *sql.DB, dialect, q string, timeout time.Duration) error {
+	rows, err := Query(ctx, db, dialect, q, timeout)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}
+
 // TestSQLite_ValueLimit: a query cannot make a value beyond
 // MaxValueBytes, which the process would hold in memory. Without the
 // limit each of these succeeds, and group_concat over an endless
@@ -204,14 +210,7 @@ func TestSQLite_ValueLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := OpenSQLite(dbPath)
 			defer db.Close()
-			rows, err := Query(ctx, db, DialectSQLite, tc.q, 0)
-			if err == nil {
-				for rows.Next() {
-				}
-				err = rows.Err()
-				rows.Close()
-			}
-			if err == nil || !strings.Contains(err.Error(), "too big") {
+			if err := drain(ctx, db, DialectSQLite, tc.q, 0); err == nil || !strings.Contains(err.Error(), "too big") {
 				t.Errorf("%s: error %v, want string or blob too big", tc.q, err)
 			}
 		})
@@ -394,14 +393,7 @@ func TestQuery_PostgresReadOnly(t *testing.T) {
 		// A row beyond MaxValueBytes would be held whole in memory.
 		"SELECT repeat('x', " + strconv.Itoa(MaxValueBytes+1) + ")",
 	} {
-		rows, err := Query(ctx, db, DialectPostgres, q, 500*time.Millisecond)
-		if err == nil {
-			for rows.Next() {
-			}
-			err = rows.Err()
-			rows.Close()
-		}
-		if err == nil {
+		if err := drain(ctx, db, DialectPostgres, q, 500*time.Millisecond); err == nil {
 			t.Errorf("%s succeeded", q)
 		}
 	}
