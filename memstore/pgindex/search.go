@@ -348,6 +348,8 @@ exact AS MATERIALIZED (
 		ELSE (SELECT count(*) FROM (SELECT 1 FROM selmem_chunks c WHERE c.workspace = $6
 			LIMIT ` + strconv.Itoa(exactNearest+1) + `) x) END <= ` + strconv.Itoa(exactNearest) + ` AS exact
 ),
+-- Two exact branches, so that a search in a workspace reads its chunks
+-- through the workspace index, which an OR of parameters would not.
 nearest AS MATERIALIZED (` +
 	nearestSQL(`(SELECT exact FROM exact) AND $6 <> '' AND c.workspace = $6`, exactOrderSQL) + `
 	UNION ALL` +
