@@ -7,6 +7,8 @@ import (
 
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/selmem/selmem/memstore/lemma"
 )
 
 // Terms calls fn with each full-text term of text, in order: its words
@@ -65,9 +67,14 @@ func Words(text string, fn func(word string)) {
 	flush()
 }
 
-// Stem returns the Snowball English stem of a lower-cased word; words of
-// three letters or fewer, and words holding digits, are their own stems.
+// Stem returns the Snowball English stem of a lower-cased word, or of its
+// base form when it is an irregular inflection ("ran" stems as "run",
+// "children" as "child": package lemma); words of three letters or fewer,
+// and words holding digits, are their own stems.
 func Stem(w string) string {
+	if b, ok := lemma.Base(w); ok {
+		w = b
+	}
 	if len(w) <= 3 || strings.ContainsAny(w, "0123456789") {
 		return w
 	}

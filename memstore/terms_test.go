@@ -17,6 +17,7 @@ func TestTerms(t *testing.T) {
 		{"Retention policies: retained RECORDS", []string{"retent", "polici", "retain", "record"}},
 		{"Café crème, naïve", []string{"cafe", "creme", "naiv"}},
 		{"ISO 8601 dates, v2 api", []string{"iso", "8601", "date", "v2", "api"}},
+		{"The children ran; we bought what they made.", []string{"child", "run", "buy", "make"}},
 		{"the and of", nil},
 		{"", nil},
 	}
@@ -25,6 +26,26 @@ func TestTerms(t *testing.T) {
 		memstore.Terms(tt.text, func(term string) { got = append(got, term) })
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("Terms(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestStem(t *testing.T) {
+	tests := []struct{ word, want string }{
+		{"running", "run"},
+		{"ran", "run"}, // irregular: its base form's stem
+		{"went", "go"}, // likewise, three letters or fewer after all
+		{"taught", "teach"},
+		{"children", "child"},
+		{"found", "found"}, // a verb of its own, not only "find"
+		{"saw", "saw"},     // a noun too
+		{"lives", "live"},  // "live", not "life"
+		{"v2", "v2"},
+		{"ran2", "ran2"},
+	}
+	for _, tt := range tests {
+		if got := memstore.Stem(tt.word); got != tt.want {
+			t.Errorf("Stem(%q) = %q, want %q", tt.word, got, tt.want)
 		}
 	}
 }

@@ -45,6 +45,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"NeighbourShare", testNeighbourShare},
 		{"HostileQueries", testHostileQueries},
 		{"ManyWords", testManyWords},
+		{"IrregularForms", testIrregularForms},
 		{"ConcurrentSearchDuringReplace", testConcurrent},
 		{"DeterministicTies", testTies},
 		{"AccessFilter", testAccessFilter},
@@ -236,10 +237,17 @@ func testTypoOfInflection(t *testing.T, s *suite) {
 		{"segmentts", paths[1]}, // stem "segmentt" is one edit from "segment"
 	}
 	for _, tt := range tests {
-		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.query})
-		if len(hits) == 0 || hits[0].Path != tt.want || hits[0].TextRank != 1 {
-			t.Errorf("%q: hits %v, want %s first by full text", tt.query, keys(hits), tt.want)
-		}
+		s.wantFirstByText(t, tt.query, tt.want)
+	}
+}
+
+// wantFirstByText checks that query, searched by a principal who may read
+// everything, ranks path first by full text.
+func (s *suite) wantFirstByText(t *testing.T, query, path string) {
+	t.Helper()
+	hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: query})
+	if len(hits) == 0 || hits[0].Path != path || hits[0].TextRank != 1 {
+		t.Errorf("%q: hits %v, want %s first by full text", query, keys(hits), path)
 	}
 }
 
@@ -825,6 +833,20 @@ func testManyWords(t *testing.T, s *suite) {
 	if want := slices.Sorted(slices.Values(paths)); !slices.Equal(got, want) {
 		t.Errorf("hits %v, want every one of the %d notes", got, len(want))
 	}
+}
+
+// testIrregularForms checks that an irregular inflection and its base
+// form are one term (memstore.Stem): the question's "run" finds the
+// note's "ran", and the other way round.
+func testIrregularForms(t *testing.T, s *suite) {
+	paths := s.putTexts(t,
+		"Anna ran the trail race at dawn.",
+		"Each child gets a badge at the door.",
+		"We swim at noon.")
+	s.wantFirstByText(t, "When did she run?", paths[0])
+	s.wantFirstByText(t, "badges for the children", paths[1])
+	s.wantFirstByText(t, "who brought the children", paths[1])
+	s.wantFirstByText(t, "swam", paths[2])
 }
 
 func testConcurrent(t *testing.T, s *suite) {

@@ -24,8 +24,10 @@ var ErrCorrupt = errors.New("index file corrupt or of an unknown schema")
 
 // schemaVersion is stored in PRAGMA user_version; any other non-zero value
 // is ErrCorrupt. Version 2 moved the embeddings out of chunks into vectors;
-// version 3 dropped the FTS5 table: the full-text index is built in memory.
-const schemaVersion = 3
+// version 3 dropped the FTS5 table: the full-text index is built in memory;
+// version 4 holds the terms of memstore.Stem's irregular inflections
+// ("ran" as "run").
+const schemaVersion = 4
 
 // schema creates a new index file. AUTOINCREMENT keeps row ids from being reused, so an id read by a search
 // never names a different chunk later. The embeddings live in their own
