@@ -75,14 +75,11 @@ type Query struct {
 	Now            time.Time
 	Limit          int // number of fused hits to return; backends treat <= 0 as 10
 	Candidates     int // depth of each ranking before fusion; <= 0 means max(50, 4*Limit)
-	// MinSimilarity is the relevance floor. When no chunk the principal
-	// may read (Filter, whatever Workspace, Scope and Types) holds a term
-	// of Text or of its typo variants, and no chunk searched holds one of
-	// its related terms (Related), the query is nothing the memory knows,
-	// and a chunk is a hit only when its vector similarity to Vector is
-	// at least this. A query whose words the memory holds, if
-	// only outside the searched workspace, scope or types, keeps its
-	// vector hits whatever their similarity.
+	// MinSimilarity is the relevance floor: a chunk the full-text
+	// ranking does not hold (no term of Text, of its typo variants or of
+	// its related or associated terms) is a hit only when its vector
+	// similarity to Vector is at least this. A query the memory knows
+	// nothing of thus has hits only where its vector finds them.
 	MinSimilarity float64
 	// Spelled maps the words of Text that are spelled right (a dictionary
 	// holds them: Thesaurus.Spellings) to the terms of their other

@@ -18,10 +18,10 @@ import "strings"
 // The two rankings, full text and vector similarity, are fused by weighted
 // reciprocal rank fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank),
 // where w is VectorWeight when the index knows every term of the query and
-// UnknownVectorWeight when it does not: a lexical vector (the built-in
-// embedder's) mostly repeats what full text found, and earns its place
-// where exact words fail, for typos, word fragments and words the memory
-// does not use.
+// UnknownVectorWeight when it does not: the built-in embedder's vectors
+// earn their place where exact words fail, for typos, word fragments and
+// words the memory does not use, which their lexical part brings near the
+// words meant and their semantic part near words used alike.
 type Ranking struct {
 	K1            float64 // BM25 term-frequency saturation
 	B             float64 // BM25 length normalisation, 0..1
@@ -48,8 +48,9 @@ type Ranking struct {
 
 // DefaultRanking returns the ranking selmem ships with the built-in
 // embedder, chosen with bench/retrieval's ablations: the built-in vectors
-// are lexical, so they count only where a query's words are not all in the
-// memory; a lower K1 and B than the textbook 1.2 and 0.75 suit short
+// count only where a query's words are not all in the memory (counting
+// them always ranks better still, but Postgres's approximate vector index
+// could then not give the embedded index's answers); a lower K1 and B than the textbook 1.2 and 0.75 suit short
 // sections, and half the adjacent section's score lifts a conversation's
 // answer beside its question.
 func DefaultRanking() Ranking {

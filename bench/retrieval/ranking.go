@@ -69,6 +69,7 @@ var variants = []variant{
 	{name: "no-path-field", change: func(r *memstore.Ranking) { r.PathWeight = 0 }},
 	{name: "no-vector", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 0, 0 }},
 	{name: "vector-0.25", change: func(r *memstore.Ranking) { r.VectorWeight = 0.25 }},
+	{name: "vector-0.5", change: func(r *memstore.Ranking) { r.VectorWeight = 0.5 }},
 	{name: "unknown-vector-1", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 1 }},
 	{name: "unknown-vector-0.5", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 0.5 }},
 	{name: "no-thesaurus", change: func(*memstore.Ranking) {}, noThesaurus: true},
@@ -88,12 +89,11 @@ var variants = []variant{
 	{name: "k1-0.6", change: func(r *memstore.Ranking) { r.K1 = 0.6 }},
 	{name: "previous-k1.2-b0.75-n0.3", change: func(r *memstore.Ranking) { r.K1, r.B, r.Neighbour = 1.2, 0.75, 0.3 }},
 	{name: noFloor, change: func(*memstore.Ranking) {}, floor: -2},
-	{name: "floor-0.05", change: func(*memstore.Ranking) {}, floor: 0.05},
-	{name: "floor-0.1", change: func(*memstore.Ranking) {}, floor: 0.1},
-	{name: "floor-0.15", change: func(*memstore.Ranking) {}, floor: 0.15},
+	{name: "floor-0.2", change: func(*memstore.Ranking) {}, floor: 0.2},
 	{name: "floor-0.25", change: func(*memstore.Ranking) {}, floor: 0.25},
-	{name: "floor-0.35", change: func(*memstore.Ranking) {}, floor: 0.35},
+	{name: "floor-0.3", change: func(*memstore.Ranking) {}, floor: 0.3},
 	{name: "floor-0.4", change: func(*memstore.Ranking) {}, floor: 0.4},
+	{name: "floor-0.45", change: func(*memstore.Ranking) {}, floor: 0.45},
 	{name: "plain BM25 (all off)", change: func(r *memstore.Ranking) {
 		r.Neighbour, r.HeadingWeight, r.PathWeight, r.VectorWeight, r.UnknownVectorWeight = 0, 1, 0, 0, 0
 	}},

@@ -29,10 +29,10 @@ func dot(a, b []float32) float64 {
 
 func TestBuiltin_IDAndDim(t *testing.T) {
 	b := embedder.NewBuiltin()
-	if got, want := b.ID(), "builtin-hash-v1-384"; got != want {
+	if got, want := b.ID(), "builtin-hash-glove-v2-484"; got != want {
 		t.Errorf("ID() = %q, want %q", got, want)
 	}
-	if got, want := b.Dim(), 384; got != want {
+	if got, want := b.Dim(), 484; got != want {
 		t.Errorf("Dim() = %d, want %d", got, want)
 	}
 }
@@ -43,17 +43,20 @@ func TestBuiltin_Vectors(t *testing.T) {
 		text    string
 		wantLen float64 // L2 norm
 		maxNZ   int     // most non-zero dimensions allowed
+		meaning bool    // whether the semantic part (the last 100) is set
 	}{
-		{"empty", "", 0, 0},
-		{"punctuation only", `"*:-'();`, 0, 0},
-		{"two words", "retention policy", 1, 40},
-		{"two long words", "customer invoices", 1, 40},
-		{"paragraph", "Customer records are kept for seven years; invoices for ten.", 1, 384},
+		{"empty", "", 0, 0, false},
+		{"punctuation only", `"*:-'();`, 0, 0, false},
+		{"two words", "retention policy", 1, 140, true},
+		{"two long words", "customer invoices", 1, 140, true},
+		{"paragraph", "Customer records are kept for seven years; invoices for ten.", 1, 484, true},
+		{"words GloVe lacks", "zorblax quillfeather", 1, 40, false},
+		{"stop words only", "the and of", 1, 40, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := embedOne(t, tt.text)
-			if got, want := len(v), 384; got != want {
+			if got, want := len(v), 484; got != want {
 				t.Fatalf("len = %d, want %d", got, want)
 			}
 			if got := math.Sqrt(dot(v, v)); math.Abs(got-tt.wantLen) > 1e-5 {
@@ -67,6 +70,9 @@ func TestBuiltin_Vectors(t *testing.T) {
 			}
 			if nz > tt.maxNZ {
 				t.Errorf("%d non-zero dimensions, want at most %d", nz, tt.maxNZ)
+			}
+			if got := dot(v[384:], v[384:]) > 0; got != tt.meaning {
+				t.Errorf("semantic part set: %v, want %v", got, tt.meaning)
 			}
 		})
 	}
@@ -119,6 +125,24 @@ func TestBuiltin_Similarity(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltin_Meaning checks the semantic part: texts that share no word
+// but are about the same thing are nearer than texts about other things.
+func TestBuiltin_Meaning(t *testing.T) {
+	tests := []struct{ query, near, far string }{
+		{"vacation abroad", "Our trip to Lisbon was lovely.", "The invoice is due on Friday."},
+		{"car repair", "The mechanic fixed the engine of my truck.", "Use ISO 8601 dates in exports."},
+		{"sprained ankle", "I hurt my knee playing soccer.", "The quarterly revenue grew by 4%."},
+	}
+	for _, tt := range tests {
+		q := embedOne(t, tt.query)
+		near, far := dot(q, embedOne(t, tt.near)), dot(q, embedOne(t, tt.far))
+		if near <= far || near < embedder.NewBuiltin().SimilarityFloor() {
+			t.Errorf("%q: cos with %q %.3f, with %q %.3f; want the first above the floor and the second",
+				tt.query, tt.near, near, tt.far, far)
+		}
 	}
 }
 

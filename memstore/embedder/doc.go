@@ -1,5 +1,6 @@
 // Package embedder provides selmem's memstore.Embedder implementations: the
-// built-in offline hashing embedder (the default) and a client for any
+// built-in offline embedder (the default: hashed words and n-grams beside
+// GloVe word vectors) and a client for any
 // OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, ...).
 //
 // It owns turning text into L2-normalised vectors and nothing else: it does

@@ -272,19 +272,26 @@ func (o *OpenAI) vectors(er embedResponse, n int) ([][]float32, error) {
 // normalize returns v scaled to unit length as float32; a zero vector stays
 // zero.
 func normalize(v []float64) []float32 {
+	out := make([]float32, len(v))
+	normalizeInto(out, v)
+	return out
+}
+
+// normalizeInto sets dst, as long as v, to v scaled to unit length and
+// reports whether v is not the zero vector, which leaves dst unchanged.
+func normalizeInto(dst []float32, v []float64) bool {
 	var s float64
 	for _, x := range v {
 		s += x * x
 	}
-	out := make([]float32, len(v))
 	if s == 0 {
-		return out
+		return false
 	}
 	inv := 1 / math.Sqrt(s)
 	for i, x := range v {
-		out[i] = float32(x * inv)
+		dst[i] = float32(x * inv)
 	}
-	return out
+	return true
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP date; -1 when absent or

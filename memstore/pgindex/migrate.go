@@ -167,8 +167,9 @@ func (ix *Index) convertToHalfvec(ctx context.Context, tx pgx.Tx, dim int) error
 // createEmbedding adds the embedding column with dimension dim and its HNSW
 // index, dropping an existing column first when replace is set.
 //
-// Embeddings are stored as halfvec: half the bytes of vector, so a row of a
-// 384-dimension embedder stays in the table's pages instead of TOAST, the
+// Embeddings are stored as halfvec: half the bytes of vector, so a row of
+// the built-in embedder (484 dimensions) stays in the table's pages
+// instead of TOAST, the
 // HNSW graph is half the size, and embedders of up to 4,000 dimensions get
 // an index. Rankings lose nothing that matters: half precision keeps about
 // three significant digits per component.

@@ -86,7 +86,7 @@ type Options struct {
 	HNSWEfConstruction int
 	// BuildMemory is maintenance_work_mem for BuildSearchIndexes (e.g.
 	// "2GB"); empty leaves the server's setting. The HNSW graph builds
-	// several times faster when it fits: about 1 KB per chunk for 384
+	// several times faster when it fits: about 1.2 KB per chunk for 484
 	// dimensions.
 	BuildMemory string
 	// QueryTimeout bounds every operation (default 5s); migrations get

@@ -161,12 +161,8 @@ const withNeighbourSQL = `
 //     vector's weight is not 0;
 //   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
 //     the index holds every word's term, $21 otherwise;
-//   - relevance floor: when the query has no term but related ones (no
-//     chunk the principal may read holds a term of its words or of their
-//     typo variants) and those found no chunk to rank, only
-//     vector hits with a similarity of at least $22. A query whose words
-//     exist outside the searched workspace, scope or types keeps its
-//     vector hits inside them.
+//   - relevance floor: of the hits the full-text ranking does not hold,
+//     only those with a vector similarity of at least $22.
 //
 // Parameters: $1 the query's words, $2 their terms, $3 and $4 edit
 // variants (the 1-based index of their word, the variant), $5 vector (NULL:
@@ -385,7 +381,7 @@ SELECT c.path, c.seq, c.workspace, c.scope, c.type, c.heading, c.start_line, c.e
 	f.score, f.text_rank, f.vector_rank
 FROM fused f
 JOIN selmem_chunks c ON c.id = f.id
-WHERE EXISTS (SELECT 1 FROM qt WHERE NOT qt.related) OR EXISTS (SELECT 1 FROM text_hits) OR f.sim >= $22::float8
+WHERE f.text_rank > 0 OR f.sim >= $22::float8
 ORDER BY f.score DESC, c.path, c.seq
 LIMIT $12`
 

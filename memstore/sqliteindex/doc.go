@@ -16,7 +16,7 @@
 // reloads them first. A process's own writes update its rows in place.
 //
 // Memory: the embeddings take 4×dim bytes per chunk (100,000 chunks of the
-// built-in embedder's 384 dimensions: 154 MB), the rows' filter fields and
+// built-in embedder's 484 dimensions: 194 MB), the rows' filter fields and
 // the inverted index about 900 bytes more per 60-word chunk
 // (BenchmarkFirstSearch reports the heap of the whole: 245 MB at 100,000).
 //

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +15,9 @@ import (
 
 // Search ranks the chunks passing q's filters by full text (BM25F over the
 // in-memory lexicon, see memstore.Ranking) and by similarity to q.Vector,
-// and fuses the two rankings with weighted reciprocal rank fusion. When no
-// chunk the principal may read holds a word of the query, allowing for
-// typos, only chunks whose similarity reaches q.MinSimilarity are hits
-// (relevanceFloor). Ties are broken by path, then seq.
+// and fuses the two rankings with weighted reciprocal rank fusion. A chunk
+// full text does not find is a hit only when its similarity reaches
+// q.MinSimilarity, the relevance floor. Ties are broken by path, then seq.
 func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, error) {
 	return i.search(ctx, q, (*vecStore).textSearch, (*vecStore).search)
 }
@@ -81,7 +79,7 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 	if vec != nil && vw > 0 {
 		vecRanked = rankVector(i.vecs, &f, vec, q.Candidates)
 	}
-	fused := fuse(textRanked, vecRanked, vw, relevanceFloor(q.MinSimilarity, terms), q.Limit)
+	fused := fuse(textRanked, vecRanked, vw, q.MinSimilarity, q.Limit)
 	return i.fetch(ctx, fused)
 }
 
@@ -186,19 +184,6 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 	return h
 }
 
-// relevanceFloor returns the similarity a vector-only hit needs: min
-// when the query is nothing the memory knows (no chunk the principal may
-// read holds a term of it or of its typo variants; words of like meaning
-// do not count), no floor otherwise. The query's words may then exist
-// outside the searched workspace, scope or types, and its vector ranks
-// what is inside.
-func relevanceFloor(min float64, terms []queryTerm) float64 {
-	if slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.related }) {
-		return math.Inf(-1)
-	}
-	return min
-}
-
 // scoreTerms returns scratch buffers holding every row's BM25F score for
 // terms, the rows scored listed in touched; release them.
 func (s *vecStore) scoreTerms(r *memstore.Ranking, readable func(row int32) bool, terms []queryTerm) *scratch {
@@ -218,9 +203,9 @@ type fused struct {
 
 // fuse combines the rankings with reciprocal rank fusion, the vector
 // ranking weighted by vectorWeight, and returns the best limit, highest
-// score first, ties broken by path then seq. When the full-text ranking is
-// empty only vector hits with a similarity of at least floor remain: the
-// relevance floor (relevanceFloor).
+// score first, ties broken by path then seq. Of the hits only the vector
+// ranking holds, those with a similarity of at least floor remain: the
+// relevance floor.
 func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 	byID := make(map[int64]int, len(text)+len(vec))
 	var out []fused
@@ -240,9 +225,7 @@ func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 	if vectorWeight > 0 {
 		add(vec, vectorWeight, func(f *fused, rank int, sim float64) { f.hit.VectorRank, f.sim = rank, sim })
 	}
-	if len(text) == 0 {
-		out = slices.DeleteFunc(out, func(f fused) bool { return f.sim < floor })
-	}
+	out = slices.DeleteFunc(out, func(f fused) bool { return f.hit.TextRank == 0 && f.sim < floor })
 	slices.SortFunc(out, func(a, b fused) int {
 		if c := cmp.Compare(b.hit.Score, a.hit.Score); c != 0 {
 			return c

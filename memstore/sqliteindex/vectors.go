@@ -511,8 +511,9 @@ const scanBlock = 2048
 // dimension) per worker of the vector scan, a few milliseconds of one
 // core. Below that, waiting for a second core, which on a machine shared
 // with other work may be busy, costs more than it saves: the built-in
-// embedder's sparse queries over 100,000 chunks are scanned on one core, a
-// dense model's 384 dimensions on several.
+// embedder's queries of words GloVe lacks, sparse, over 100,000 chunks are
+// scanned on one core, its 100 dense semantic dimensions and a dense
+// model's vectors on several.
 const parallelWork = 10_000_000
 
 // scanRange returns the best k rows of [lo, hi) passing f by dot product

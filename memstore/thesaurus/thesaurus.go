@@ -3,7 +3,8 @@
 // words that stand for its most frequent senses, from a table generated
 // from WordNet (gen.go); and the words used in like contexts to a word,
 // its nearest neighbours in GloVe word vectors, from a table generated
-// from them (glovegen.go). Both tables are embedded in the binary.
+// from them (glovegen.go), and those vectors themselves. All are
+// embedded in the binary.
 //
 // It owns those tables and their lookup and nothing else; memstore
 // decides what to do with them (memstore.Thesaurus,
@@ -19,7 +20,9 @@ package thesaurus
 
 import (
 	_ "embed"
+	"math"
 	"strings"
+	"sync"
 
 	"github.com/selmem/selmem/memstore"
 )
@@ -39,6 +42,30 @@ var table string
 //
 //go:embed glove.txt
 var gloveTable string
+
+// gloveVectors is glovegen.go's other output: the vocabulary's words,
+// most frequent first, each with its vector in VectorDim signed bytes.
+//
+//go:embed glovevec.bin
+var gloveVectors string
+
+// VectorDim is the length of GloVe word vectors.
+const VectorDim = 100
+
+// vectorEntry locates a word's vector in gloveVectors.
+type vectorEntry struct{ off, rank int32 }
+
+// vectorIndex maps each word of gloveVectors to its vector's offset and
+// its rank, built on first use (a few milliseconds).
+var vectorIndex = sync.OnceValue(func() map[string]vectorEntry {
+	m := make(map[string]vectorEntry, 50000)
+	for i, rank := 0, int32(1); i < len(gloveVectors); rank++ {
+		n := int(gloveVectors[i])
+		m[gloveVectors[i+1:i+1+n]] = vectorEntry{int32(i + 1 + n), rank}
+		i += 1 + n + VectorDim
+	}
+	return m
+})
 
 // WordNet is the memstore.Thesaurus of WordNet's synsets. A word WordNet
 // does not list is looked up by the base forms its English inflections
@@ -79,6 +106,27 @@ var _ memstore.Associations = GloVe{}
 func (GloVe) Associated(word string) []string {
 	rest, _ := find(gloveTable, strings.ToLower(word))
 	return strings.Fields(rest)
+}
+
+// Vector returns the GloVe vector of word, a lower-case word, of unit
+// length, and the word's frequency rank among the words with a vector
+// (1 for the most frequent); rank 0 when word has none.
+func (GloVe) Vector(word string) (vec [VectorDim]float32, rank int) {
+	e, ok := vectorIndex()[word]
+	if !ok {
+		return vec, 0
+	}
+	var norm2 float64
+	for k := range VectorDim {
+		x := float64(int8(gloveVectors[int(e.off)+k]))
+		vec[k] = float32(x)
+		norm2 += x * x
+	}
+	inv := float32(1 / math.Sqrt(norm2))
+	for k := range vec {
+		vec[k] *= inv
+	}
+	return vec, int(e.rank)
 }
 
 // entry is a lemma's line of the table: its related lemmas and other

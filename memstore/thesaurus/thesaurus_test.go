@@ -1,6 +1,7 @@
 package thesaurus
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -204,5 +205,79 @@ func BenchmarkWordNet_Spellings(b *testing.B) {
 		for _, w := range words {
 			WordNet{}.Spellings(w)
 		}
+	}
+}
+
+// TestGloVe_Vector checks the vectors: unit length, ranked by frequency,
+// nearer for words used alike than for unrelated ones, none for words
+// outside the vocabulary.
+func TestGloVe_Vector(t *testing.T) {
+	cos := func(a, b string) float64 {
+		x, _ := GloVe{}.Vector(a)
+		y, _ := GloVe{}.Vector(b)
+		var c float64
+		for k := range x {
+			c += float64(x[k]) * float64(y[k])
+		}
+		return c
+	}
+	for _, w := range []string{"the", "trip", "invoice", "embryo"} {
+		v, rank := GloVe{}.Vector(w)
+		if rank == 0 {
+			t.Fatalf("Vector(%q): no vector", w)
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-1) > 1e-5 {
+			t.Errorf("Vector(%q): squared length %v, want 1", w, n)
+		}
+	}
+	if _, the := (GloVe{}).Vector("the"); the != 1 {
+		t.Errorf("rank of %q = %d, want 1", "the", the)
+	}
+	if _, trip := (GloVe{}).Vector("trip"); trip < 100 || trip > 10000 {
+		t.Errorf("rank of %q = %d, want a common word's", "trip", trip)
+	}
+	for _, w := range []string{"zorblax", "", "Trip", "trip2", "café"} {
+		if v, rank := (GloVe{}).Vector(w); rank != 0 || v != [VectorDim]float32{} {
+			t.Errorf("Vector(%q) = rank %d, want no vector", w, rank)
+		}
+	}
+	for _, tt := range []struct{ word, near, far string }{
+		{"trip", "vacation", "invoice"},
+		{"ankle", "knee", "revenue"},
+		{"customer", "client", "mountain"},
+	} {
+		if n, f := cos(tt.word, tt.near), cos(tt.word, tt.far); n <= f+0.2 {
+			t.Errorf("cos(%s, %s) = %.2f, cos(%s, %s) = %.2f: want the first well above", tt.word, tt.near, n, tt.word, tt.far, f)
+		}
+	}
+}
+
+// TestGloVeVectors checks glovevec.bin's form: records of a word of two
+// or more letters a-z and VectorDim bytes, each word once, none all zero,
+// glovegen's whole vocabulary.
+func TestGloVeVectors(t *testing.T) {
+	plain := regexp.MustCompile(`^[a-z][a-z]+$`)
+	seen := map[string]bool{}
+	for i := 0; i < len(gloveVectors); {
+		n := int(gloveVectors[i])
+		if i+1+n+VectorDim > len(gloveVectors) {
+			t.Fatalf("record at %d runs past the end", i)
+		}
+		w := gloveVectors[i+1 : i+1+n]
+		if !plain.MatchString(w) || seen[w] {
+			t.Fatalf("record at %d: word %q is not plain or seen before", i, w)
+		}
+		seen[w] = true
+		if strings.Trim(gloveVectors[i+1+n:i+1+n+VectorDim], "\x00") == "" {
+			t.Errorf("%q: zero vector", w)
+		}
+		i += 1 + n + VectorDim
+	}
+	if len(seen) != 50000 || len(vectorIndex()) != len(seen) {
+		t.Errorf("%d words, %d indexed; want 50000", len(seen), len(vectorIndex()))
 	}
 }
