@@ -18,10 +18,9 @@ import "strings"
 // The two rankings, full text and vector similarity, are fused by weighted
 // reciprocal rank fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank),
 // where w is VectorWeight when the index knows every term of the query and
-// UnknownVectorWeight when it does not: the built-in embedder's vectors
-// earn their place where exact words fail, for typos, word fragments and
-// words the memory does not use, which their lexical part brings near the
-// words meant and their semantic part near words used alike.
+// UnknownVectorWeight when it does not. The vector ranking covers every
+// chunk the filters pass, or, with Rerank and a query the index knows,
+// only the full-text ranking's.
 type Ranking struct {
 	K1            float64 // BM25 term-frequency saturation
 	B             float64 // BM25 length normalisation, 0..1
@@ -29,6 +28,11 @@ type Ranking struct {
 	PathWeight    float64 // weight of the workspace and file name field
 	Neighbour     float64 // share of the best adjacent chunk's full-text score added to a chunk's
 	VectorWeight  float64 // weight of the vector ranking in the fusion (full text is 1)
+	// Rerank restricts the vector ranking of a query the index knows every
+	// term of to the chunks of its full-text ranking: the vectors reorder
+	// what the words found. Queries with an unknown term are ranked by
+	// vector among all chunks.
+	Rerank bool
 	// UnknownVectorWeight replaces VectorWeight for queries holding a term
 	// no chunk contains.
 	UnknownVectorWeight float64
@@ -47,14 +51,18 @@ type Ranking struct {
 }
 
 // DefaultRanking returns the ranking selmem ships with the built-in
-// embedder, chosen with bench/retrieval's ablations: the built-in vectors
-// count only where a query's words are not all in the memory (counting
-// them always ranks better still, but Postgres's approximate vector index
-// could then not give the embedded index's answers); a lower K1 and B than the textbook 1.2 and 0.75 suit short
-// sections, and half the adjacent section's score lifts a conversation's
-// answer beside its question.
+// embedder, chosen with bench/retrieval's ablations: a lower K1 and B than
+// the textbook 1.2 and 0.75 suit short sections; half the adjacent
+// section's score lifts a conversation's answer beside its question; and
+// the built-in vectors, whose semantic part tells which of the sections
+// sharing the query's words mean what it asks, reorder full text's
+// candidates at half its weight, and search every chunk, at a quarter,
+// for a query with a word the memory lacks (typos, word fragments and
+// words used alike). Searching every chunk for every query ranks the
+// workspace set better still, but Postgres's approximate vector index
+// could then not give the embedded index's answers.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, VectorWeight: 0, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
+	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
 }
 
 // ModelRanking is DefaultRanking for a semantic embedding model (the
@@ -62,7 +70,7 @@ func DefaultRanking() Ranking {
 // the vector ranking always counts as much as full text.
 func ModelRanking() Ranking {
 	r := DefaultRanking()
-	r.VectorWeight, r.UnknownVectorWeight = 1, 1
+	r.VectorWeight, r.UnknownVectorWeight, r.Rerank = 1, 1, false
 	return r
 }
 

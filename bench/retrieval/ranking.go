@@ -68,8 +68,10 @@ var variants = []variant{
 	{name: "heading-3", change: func(r *memstore.Ranking) { r.HeadingWeight = 3 }},
 	{name: "no-path-field", change: func(r *memstore.Ranking) { r.PathWeight = 0 }},
 	{name: "no-vector", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 0, 0 }},
-	{name: "vector-0.25", change: func(r *memstore.Ranking) { r.VectorWeight = 0.25 }},
-	{name: "vector-0.5", change: func(r *memstore.Ranking) { r.VectorWeight = 0.5 }},
+	{name: "no-rerank", change: func(r *memstore.Ranking) { r.VectorWeight = 0 }},
+	{name: "rerank-0.25", change: func(r *memstore.Ranking) { r.VectorWeight = 0.25 }},
+	{name: "rerank-1", change: func(r *memstore.Ranking) { r.VectorWeight = 1 }},
+	{name: "vector-0.5 over every chunk", change: func(r *memstore.Ranking) { r.Rerank = false }},
 	{name: "unknown-vector-1", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 1 }},
 	{name: "unknown-vector-0.5", change: func(r *memstore.Ranking) { r.UnknownVectorWeight = 0.5 }},
 	{name: "no-thesaurus", change: func(*memstore.Ranking) {}, noThesaurus: true},
@@ -82,7 +84,9 @@ var variants = []variant{
 	{name: "related-weight-1", change: func(r *memstore.Ranking) { r.RelatedWeight = 1 }},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
 	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
-	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) { r.VectorWeight, r.UnknownVectorWeight = 1, 1 }},
+	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) {
+		r.VectorWeight, r.UnknownVectorWeight, r.Rerank = 1, 1, false
+	}},
 	{name: "b-0.75", change: func(r *memstore.Ranking) { r.B = 0.75 }},
 	{name: "b-0.3", change: func(r *memstore.Ranking) { r.B = 0.3 }},
 	{name: "k1-1.2", change: func(r *memstore.Ranking) { r.K1 = 1.2 }},

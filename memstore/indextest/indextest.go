@@ -693,8 +693,9 @@ func testHitFields(t *testing.T, s *suite) {
 }
 
 // testRRFFusion checks the weighted fusion: a query whose words the index
-// all knows weighs the vector ranking by Ranking.VectorWeight, one with a
-// word no chunk holds by Ranking.UnknownVectorWeight.
+// all knows weighs the vector ranking by Ranking.VectorWeight, ranking
+// only its full-text hits with Ranking.Rerank; one with a word no chunk
+// holds weighs it by Ranking.UnknownVectorWeight, every chunk ranked.
 func testRRFFusion(t *testing.T, s *suite) {
 	paths := s.putTexts(t,
 		"Zebra crossings need a second look.",
@@ -706,14 +707,15 @@ func testRRFFusion(t *testing.T, s *suite) {
 	for _, tt := range []struct {
 		text   string
 		weight float64
+		among  bool // the vector ranking covers the full-text hits alone
 	}{
-		{"zebra", rk.VectorWeight},
-		{"zebra quagga", rk.UnknownVectorWeight},
+		{"zebra", rk.VectorWeight, rk.Rerank},
+		{"zebra quagga", rk.UnknownVectorWeight, false},
 	} {
 		hits := s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: tt.text, Vector: first.Embedding})
-		want := 1
-		if tt.weight > 0 {
-			want = 3
+		want := 3
+		if tt.weight == 0 || tt.among {
+			want = 1
 		}
 		if len(hits) != want {
 			t.Fatalf("%q: hits %v, want %d", tt.text, keys(hits), want)
@@ -735,7 +737,7 @@ func testRRFFusion(t *testing.T, s *suite) {
 			}
 		}
 		if tt.weight > 0 {
-			if got, want := vecRanks, []int{1, 2, 3}; !slices.Equal(got, want) {
+			if got, want := vecRanks, []int{1, 2, 3}[:want]; !slices.Equal(got, want) {
 				t.Errorf("%q: vector ranks in hit order = %v, want %v", tt.text, got, want)
 			}
 		}

@@ -158,7 +158,9 @@ const withNeighbourSQL = `
 //     exactly (HNSW is approximate and misses some; with a lexical
 //     embedder the chunks sharing the query's words are the likeliest to
 //     be near), the best $11 by cosine distance; run only when the
-//     vector's weight is not 0;
+//     vector's weight is not 0. With $43, a query the index holds every
+//     word's term of ranks only the full-text ranking's chunks by
+//     distance;
 //   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
 //     the index holds every word's term, $21 otherwise;
 //   - relevance floor: of the hits the full-text ranking does not hold,
@@ -178,7 +180,8 @@ const withNeighbourSQL = `
 // 1-based index of its word), $35 candidates whose terms are looked up,
 // $36 the zone of $6's directory, $37 and $38 related terms (each with the
 // 1-based index of its word), $39 their weight, $40 and $41 associated
-// terms (likewise), $42 their weight.
+// terms (likewise), $42 their weight, $43 whether the vector ranking of a
+// query the index knows reorders the full-text ranking alone.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -263,7 +266,8 @@ qi AS MATERIALIZED (
 	FROM qt, stats s
 ),
 vw AS (
-	SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) THEN $20::float8 ELSE $21::float8 END AS w
+	SELECT CASE WHEN k.known THEN $20::float8 ELSE $21::float8 END AS w, $43::boolean AND k.known AS rerank
+	FROM (SELECT NOT EXISTS (SELECT 1 FROM missing) AND EXISTS (SELECT 1 FROM qt) AS known) k
 ),
 lists AS MATERIALIZED (` +
 	windowSQL(0, "selmem_postings p", `$6 = '' AND $7 = '' AND coalesce(cardinality($8::text[]), 0) = 0`, "qi.depth") + `
@@ -362,6 +366,7 @@ vector_hits AS (
 			SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec
 			FROM scored t JOIN selmem_chunks c ON c.id = t.id
 			WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND c.embedding IS NOT NULL
+			AND (NOT (SELECT rerank FROM vw) OR EXISTS (SELECT 1 FROM text_hits th WHERE th.id = t.id))
 		) u
 		ORDER BY distance, path, seq
 		LIMIT $11
@@ -396,7 +401,7 @@ func nearestSQL(where, order string) string {
 	return `
 	(SELECT c.id, c.path, c.seq, c.embedding <=> $5::halfvec AS distance
 	FROM selmem_chunks c
-	WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND ` + where + `
+	WHERE $5::halfvec IS NOT NULL AND (SELECT w FROM vw) > 0 AND NOT (SELECT rerank FROM vw) AND ` + where + `
 	AND c.embedding IS NOT NULL` + filterSQL + `
 	ORDER BY ` + order + `
 	LIMIT $14)`
@@ -480,7 +485,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
 		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight,
-		aidx, associated, r.AssociatedWeight}, len(words) > 0 || vec != nil
+		aidx, associated, r.AssociatedWeight, r.Rerank}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

@@ -72,11 +72,16 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 	terms, unknown := i.vecs.lex.queryTerms(&q, &i.rank, readable)
 	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
 	var vecRanked []ranked
+	known := unknown == 0 && len(terms) > 0
 	vw := i.rank.VectorWeight
-	if unknown > 0 || len(terms) == 0 {
+	if !known {
 		vw = i.rank.UnknownVectorWeight
 	}
-	if vec != nil && vw > 0 {
+	switch {
+	case vec == nil || vw == 0:
+	case known && i.rank.Rerank:
+		vecRanked = i.vecs.searchAmong(&f, vec, textRanked, q.Candidates)
+	default:
 		vecRanked = rankVector(i.vecs, &f, vec, q.Candidates)
 	}
 	fused := fuse(textRanked, vecRanked, vw, q.MinSimilarity, q.Limit)

@@ -466,12 +466,7 @@ func (s *vecStore) search(f *vecFilter, vec []float32, k int) []ranked {
 	if len(s.rows) == 0 || k <= 0 || s.dim == 0 {
 		return nil
 	}
-	dims := make([]int, 0, len(vec))
-	for d, w := range vec {
-		if w != 0 {
-			dims = append(dims, d)
-		}
-	}
+	dims := nonZero(vec)
 	if rows := s.readableRows(f); rows != nil {
 		return s.searchRows(f, vec, dims, rows, k)
 	}
@@ -548,6 +543,29 @@ func (s *vecStore) scanRange(f *vecFilter, vec []float32, dims []int, lo, hi, k 
 		}
 	}
 	return h
+}
+
+// searchAmong is search over the rows of the chunks among holds.
+func (s *vecStore) searchAmong(f *vecFilter, vec []float32, among []ranked, k int) []ranked {
+	rows := make([]int32, 0, len(among))
+	for _, r := range among {
+		if row := s.find(r.id, -1); row >= 0 {
+			rows = append(rows, int32(row))
+		}
+	}
+	slices.Sort(rows)
+	return s.searchRows(f, vec, nonZero(vec), rows, k)
+}
+
+// nonZero returns the dimensions of vec that are not zero.
+func nonZero(vec []float32) []int {
+	dims := make([]int, 0, len(vec))
+	for d, w := range vec {
+		if w != 0 {
+			dims = append(dims, d)
+		}
+	}
+	return dims
 }
 
 // searchRows is search over rows alone (ascending).
