@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/selmem/selmem/memstore/embedder"
@@ -153,4 +154,35 @@ func TestBuiltin_ContextCanceled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Embed with canceled context: err = %v, want context.Canceled", err)
 	}
+}
+
+// FuzzBuiltin_Embed embeds any text: one vector of Dim dimensions, of
+// unit length or zero, the same each time, with a semantic part only
+// beside a lexical one.
+func FuzzBuiltin_Embed(f *testing.F) {
+	for _, s := range []string{"", "retention policy", "Café ﬁle", "the and of", "zorblax", "trip\x00vacation", "\xff\xfe", strings.Repeat("word ", 1000)} {
+		f.Add(s)
+	}
+	b := embedder.NewBuiltin()
+	f.Fuzz(func(t *testing.T, text string) {
+		vecs, err := b.Embed(context.Background(), []string{text, text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := vecs[0]
+		if len(v) != b.Dim() {
+			t.Fatalf("len %d, want %d", len(v), b.Dim())
+		}
+		if n := dot(v, v); n != 0 && math.Abs(n-1) > 1e-4 {
+			t.Fatalf("squared length %v, want 0 or 1", n)
+		}
+		if dot(v[:384], v[:384]) == 0 && dot(v[384:], v[384:]) != 0 {
+			t.Fatal("a semantic part without a lexical one")
+		}
+		for i := range v {
+			if v[i] != vecs[1][i] || math.IsNaN(float64(v[i])) {
+				t.Fatalf("dimension %d: %v, then %v", i, v[i], vecs[1][i])
+			}
+		}
+	})
 }
