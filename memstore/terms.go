@@ -23,9 +23,15 @@ func Terms(text string, fn func(term string)) {
 // TermWords is Terms, calling fn with each term's word (lower-cased,
 // normalised, not stemmed) too.
 func TermWords(text string, fn func(word, term string)) {
+	ContentWords(text, func(w string) { fn(w, Stem(w)) })
+}
+
+// ContentWords calls fn with each word of text (Words) that is not an
+// English stop word: the words whose stems are its terms.
+func ContentWords(text string, fn func(word string)) {
 	Words(text, func(w string) {
 		if !english.IsStopWord(w) {
-			fn(w, Stem(w))
+			fn(w)
 		}
 	})
 }

@@ -165,7 +165,7 @@ func lexical(text string, vec []float32) bool {
 // whether it has any.
 func semantic(text string, vec []float32) bool {
 	var acc [thesaurus.VectorDim]float64
-	memstore.TermWords(text, func(word, _ string) {
+	memstore.ContentWords(text, func(word string) {
 		v, rank := thesaurus.GloVe{}.Vector(word)
 		if rank == 0 {
 			return
