@@ -844,11 +844,12 @@ func testIrregularForms(t *testing.T, s *suite) {
 	paths := s.putTexts(t,
 		"Anna ran the trail race at dawn.",
 		"Each child gets a badge at the door.",
-		"We swim at noon.")
+		"We meet at noon.")
 	s.wantFirstByText(t, "When did she run?", paths[0])
 	s.wantFirstByText(t, "badges for the children", paths[1])
 	s.wantFirstByText(t, "who brought the children", paths[1])
-	s.wantFirstByText(t, "swam", paths[2])
+	// Three letters: too short for typo tolerance to find "meet".
+	s.wantFirstByText(t, "when we met", paths[2])
 }
 
 func testConcurrent(t *testing.T, s *suite) {
