@@ -149,6 +149,13 @@ type HTTPConfig struct {
 	// MaxSessions caps the open MCP sessions; initialize beyond it is
 	// answered 503.
 	MaxSessions int `mapstructure:"max_sessions" yaml:"max_sessions"`
+	// MaxRequests caps the POST requests handled at once, from the
+	// moment their body starts to be read until their answer is written;
+	// one beyond it is answered 503.
+	MaxRequests int `mapstructure:"max_requests" yaml:"max_requests"`
+	// MaxRequestsPerPrincipal caps, likewise, one principal's requests
+	// (every request is the local owner's without http.auth).
+	MaxRequestsPerPrincipal int `mapstructure:"max_requests_per_principal" yaml:"max_requests_per_principal"`
 	// SessionIdleTTL ends a session that has sent no request and holds no
 	// open event stream for this long; 0 keeps idle sessions until the
 	// client deletes them.
@@ -276,17 +283,19 @@ func DefaultConfig() Config {
 		Index:             IndexConfig{Backend: "sqlite", PoolSize: 8, EfSearch: 100, BuildMemory: "1GB"},
 		Embedder:          EmbedderConfig{Kind: "builtin", BatchSize: 64, Timeout: 30 * time.Second},
 		HTTP: HTTPConfig{
-			ShutdownTimeout:   10 * time.Second,
-			MaxBodyBytes:      4 << 20,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxSessions:       256,
-			SessionIdleTTL:    30 * time.Minute,
-			AllowedOrigins:    slices.Clone(DefaultAllowedOrigins),
-			Auth:              defaultAuthConfig(),
-			Metrics:           true,
+			ShutdownTimeout:         10 * time.Second,
+			MaxBodyBytes:            4 << 20,
+			ReadHeaderTimeout:       10 * time.Second,
+			ReadTimeout:             30 * time.Second,
+			WriteTimeout:            30 * time.Second,
+			IdleTimeout:             2 * time.Minute,
+			MaxSessions:             256,
+			MaxRequests:             128,
+			MaxRequestsPerPrincipal: 32,
+			SessionIdleTTL:          30 * time.Minute,
+			AllowedOrigins:          slices.Clone(DefaultAllowedOrigins),
+			Auth:                    defaultAuthConfig(),
+			Metrics:                 true,
 		},
 		Tools:   ToolsConfig{Subset: tools.SubsetAll},
 		Remote:  RemoteConfig{Branch: "main", Poll: 30 * time.Second},
@@ -406,6 +415,12 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.MaxSessions <= 0 {
 		bad("http.max_sessions", "must be > 0")
+	}
+	if c.HTTP.MaxRequests <= 0 {
+		bad("http.max_requests", "must be > 0")
+	}
+	if c.HTTP.MaxRequestsPerPrincipal <= 0 {
+		bad("http.max_requests_per_principal", "must be > 0")
 	}
 	if c.HTTP.SessionIdleTTL < 0 {
 		bad("http.session_idle_ttl", "must be >= 0 (0 keeps idle sessions)")

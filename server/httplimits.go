@@ -50,13 +50,23 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// servePost reads the body within the limits, admits an initialize only
+// servePost takes a request slot (503 beyond http.max_requests or
+// http.max_requests_per_principal), reads the body within the limits, admits an initialize only
 // below the session cap, refuses a request without a session ID (400; an
 // unknown ID is answered 404 by the transport) and records the use of an
 // existing session. The transport writes through a streamWriter, which
 // withholds or corrects the response as the protocol hooks decided and
 // carries the session's notifications (see relay).
 func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
+	principal := sessionOwner(principalOf(r))
+	ok, limitKey := h.slots.acquire(principal)
+	if !ok {
+		h.log.Warn("refused a request: too many in flight", logKeyLimit, limitKey, logKeyUser, principalOf(r).String())
+		writeBusyError(w, nil, http.StatusServiceUnavailable, "1",
+			fmt.Sprintf("too many requests in flight (%s): wait for an answer before sending more, or retry shortly", limitKey))
+		return
+	}
+	defer h.slots.release(principal)
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
@@ -74,8 +84,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.sessions.release()
-		owner := sessionOwner(principalOf(r))
-		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, owner) }}
+		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, principal) }}
 	case h.refuseForeignSession(w, r, id):
 		return
 	case id == "":
@@ -198,6 +207,14 @@ func parseEnvelope(header http.Header, body []byte) envelope {
 // writeSessionCapError answers an initialize beyond the session cap: HTTP
 // 503 with a JSON-RPC error a client can show.
 func writeSessionCapError(w http.ResponseWriter, body []byte, limit int) {
+	writeBusyError(w, body, http.StatusServiceUnavailable, "60",
+		fmt.Sprintf("too many open sessions (http.max_sessions is %d): close unused sessions or retry later", limit))
+}
+
+// writeBusyError answers a request a cap refused: status, Retry-After
+// seconds, and a JSON-RPC error with msg, carrying the id of the request in
+// body (null when the body was not read).
+func writeBusyError(w http.ResponseWriter, body []byte, status int, retryAfter, msg string) {
 	var req struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -208,14 +225,11 @@ func writeSessionCapError(w http.ResponseWriter, body []byte, limit int) {
 	resp, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      req.ID,
-		"error": map[string]any{
-			"code":    mcp.INTERNAL_ERROR,
-			"message": fmt.Sprintf("too many open sessions (http.max_sessions is %d): close unused sessions or retry later", limit),
-		},
+		"error":   map[string]any{"code": mcp.INTERNAL_ERROR, "message": msg},
 	})
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", "60")
-	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Header().Set("Retry-After", retryAfter)
+	w.WriteHeader(status)
 	_, _ = w.Write(append(resp, '\n'))
 }
 

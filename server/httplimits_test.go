@@ -490,3 +490,66 @@ func TestHTTP_StreamOutlivesTimeouts(t *testing.T) {
 	}
 	t.Fatalf("the stream ended without the notification: %v", ctx.Err())
 }
+
+// holdRequest starts a POST on a raw connection as token and sends only
+// part of its body, so that the server handles it until the connection is
+// closed. The connection is closed at cleanup.
+func holdRequest(t *testing.T, addr, token string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{", addr, token); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestHTTP_RequestCap holds requests in flight: beyond
+// http.max_requests_per_principal a principal's next request is refused
+// with 503 naming the setting while another principal's is served; beyond
+// http.max_requests everyone's is; a request that ends gives its slot back,
+// refused ones hold none.
+func TestHTTP_RequestCap(t *testing.T) {
+	srv := listenAuth(t, func(c *server.Config) {
+		c.HTTP.Auth = testAuth(nil)
+		c.HTTP.MaxRequests = 3
+		c.HTTP.MaxRequestsPerPrincipal = 2
+	}, nil)
+	addr := strings.TrimPrefix(srv.base, "http://")
+	inFlight := func(n int) { t.Helper(); waitFor(t, func() bool { return srv.h.Requests() == n }) }
+	post := func(token string) (int, string) {
+		t.Helper()
+		resp, body := send(t, http.MethodPost, srv.url, token, initBody)
+		return resp.StatusCode, body
+	}
+	refused := func(token, setting string) {
+		t.Helper()
+		status, body := post(token)
+		if status != http.StatusServiceUnavailable || !strings.Contains(body, setting) || !strings.Contains(body, `"jsonrpc"`) {
+			t.Errorf("beyond %s: %d %s", setting, status, body)
+		}
+	}
+
+	alice := []net.Conn{holdRequest(t, addr, tokAlice), holdRequest(t, addr, tokAlice)}
+	inFlight(2)
+	refused(tokAlice, "http.max_requests_per_principal")
+	if status, body := post(tokBob); status != http.StatusOK {
+		t.Errorf("bob beside alice's held requests: %d %s", status, body)
+	}
+	holdRequest(t, addr, tokBob)
+	inFlight(3)
+	refused(tokBob, "http.max_requests")
+	refused(tokAlice, "http.max_requests")
+
+	_ = alice[0].Close()
+	inFlight(2)
+	if status, body := post(tokAlice); status != http.StatusOK {
+		t.Errorf("alice after one of her requests ended: %d %s", status, body)
+	}
+	if n := srv.h.Requests(); n != 2 {
+		t.Errorf("%d requests in flight after the served and refused ones, want the 2 held", n)
+	}
+}

@@ -74,6 +74,7 @@ type HTTPServer struct {
 	cfg      HTTPConfig
 	origins  originPolicy
 	sessions *sessionTable
+	slots    *requestSlots
 	relay    *relay
 }
 
@@ -106,6 +107,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 		auth: newAuthenticator(cfg.Auth, o.LocalUser),
 		ln:   ln, log: o.Logger, cfg: cfg, origins: origins,
 		sessions: newSessionTable(cfg.MaxSessions, o.Now),
+		slots:    newRequestSlots(cfg.MaxRequests, cfg.MaxRequestsPerPrincipal),
 		relay:    newRelay(o.Logger),
 	}
 	mux := http.NewServeMux()
@@ -192,6 +194,9 @@ func (h *HTTPServer) sweepLoop(ctx context.Context, interval time.Duration) {
 
 // Sessions reports the number of open sessions.
 func (h *HTTPServer) Sessions() int { return h.sessions.len() }
+
+// Requests reports the number of POST requests being handled.
+func (h *HTTPServer) Requests() int { return h.slots.len() }
 
 // SweepIdleSessions ends every session that has no open event stream and
 // has sent no request for the session idle TTL, as if its client had sent
