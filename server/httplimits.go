@@ -51,22 +51,22 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // servePost takes a request slot (503 beyond http.max_requests or
-// http.max_requests_per_principal), reads the body within the limits, admits an initialize only
-// below the session cap, refuses a request without a session ID (400; an
+// http.max_requests_per_principal), reads the body within the limits,
+// admits an initialize only below the session cap, refuses a request without a session ID (400; an
 // unknown ID is answered 404 by the transport) and records the use of an
 // existing session. The transport writes through a streamWriter, which
 // withholds or corrects the response as the protocol hooks decided and
 // carries the session's notifications (see relay).
 func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
-	principal := sessionOwner(principalOf(r))
-	ok, limitKey := h.slots.acquire(principal)
+	owner := sessionOwner(principalOf(r))
+	ok, limitKey := h.slots.acquire(owner)
 	if !ok {
 		h.log.Warn("refused a request: too many in flight", logKeyLimit, limitKey, logKeyUser, principalOf(r).String())
-		writeBusyError(w, nil, http.StatusServiceUnavailable, "1",
+		writeBusyError(w, nil, "1",
 			fmt.Sprintf("too many requests in flight (%s): wait for an answer before sending more, or retry shortly", limitKey))
 		return
 	}
-	defer h.slots.release(principal)
+	defer h.slots.release(owner)
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
@@ -84,7 +84,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.sessions.release()
-		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, principal) }}
+		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, owner) }}
 	case h.refuseForeignSession(w, r, id):
 		return
 	case id == "":
@@ -207,14 +207,14 @@ func parseEnvelope(header http.Header, body []byte) envelope {
 // writeSessionCapError answers an initialize beyond the session cap: HTTP
 // 503 with a JSON-RPC error a client can show.
 func writeSessionCapError(w http.ResponseWriter, body []byte, limit int) {
-	writeBusyError(w, body, http.StatusServiceUnavailable, "60",
+	writeBusyError(w, body, "60",
 		fmt.Sprintf("too many open sessions (http.max_sessions is %d): close unused sessions or retry later", limit))
 }
 
-// writeBusyError answers a request a cap refused: status, Retry-After
+// writeBusyError answers a request a cap refused: 503, Retry-After
 // seconds, and a JSON-RPC error with msg, carrying the id of the request in
 // body (null when the body was not read).
-func writeBusyError(w http.ResponseWriter, body []byte, status int, retryAfter, msg string) {
+func writeBusyError(w http.ResponseWriter, body []byte, retryAfter, msg string) {
 	var req struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -229,7 +229,7 @@ func writeBusyError(w http.ResponseWriter, body []byte, status int, retryAfter, 
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", retryAfter)
-	w.WriteHeader(status)
+	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = w.Write(append(resp, '\n'))
 }
 

@@ -20,30 +20,30 @@ func newRequestSlots(max, perPrincipal int) *requestSlots {
 	return &requestSlots{max: max, perPrincipal: perPrincipal, by: map[string]int{}}
 }
 
-// acquire takes a slot for principal, if both caps allow it, and names the
-// setting that refused it otherwise. A taken slot must be given back with
-// release.
-func (s *requestSlots) acquire(principal string) (ok bool, limitKey string) {
+// acquire takes a slot for the principal whose sessionOwner is owner, if
+// both caps allow it, and names the setting that refused it otherwise. A
+// taken slot must be given back with release.
+func (s *requestSlots) acquire(owner string) (ok bool, limitKey string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.total >= s.max:
 		return false, "http.max_requests"
-	case s.by[principal] >= s.perPrincipal:
+	case s.by[owner] >= s.perPrincipal:
 		return false, "http.max_requests_per_principal"
 	}
 	s.total++
-	s.by[principal]++
+	s.by[owner]++
 	return true, ""
 }
 
-// release gives back a slot of principal.
-func (s *requestSlots) release(principal string) {
+// release gives back a slot of owner.
+func (s *requestSlots) release(owner string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total--
-	if s.by[principal]--; s.by[principal] <= 0 {
-		delete(s.by, principal)
+	if s.by[owner]--; s.by[owner] <= 0 {
+		delete(s.by, owner)
 	}
 }
 
