@@ -25,9 +25,18 @@ const MaxSearchTypes = 16
 // document of 50,000 words kept a core busy for seconds.
 const MaxQueryWords = 32
 
+// A query is read only so far: its first maxQueryBytes bytes, and of
+// them its first maxQueryTokens words, stop words and repeats included.
+// Without these bounds a query of a few words repeated to the 4 MiB body
+// cap took seconds of CPU to tokenise, embed and rank.
+const (
+	maxQueryBytes  = 64 << 10
+	maxQueryTokens = 8 * MaxQueryWords
+)
+
 // SearchRequest is a hybrid search over the memory.
 type SearchRequest struct {
-	Query          string   // its first MaxQueryWords distinct words count
+	Query          string   // its first MaxQueryWords distinct words count, within its first 256 words
 	Workspace      string   // "" for all
 	Scope          string   // "", org, user, workspace or other
 	Types          []string // empty for all
@@ -147,16 +156,30 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 	return SearchResult{}, fmt.Errorf("search: %w", err)
 }
 
-// firstWords returns text unchanged when it has at most MaxQueryWords
-// distinct words that are not stop words; otherwise its words up to the
-// last of the first MaxQueryWords of those, joined by spaces. The
-// embedder and the index then see the same words.
+// firstWords returns text unchanged when it is at most maxQueryBytes
+// long and has at most maxQueryTokens words, of which at most
+// MaxQueryWords distinct ones that are not stop words; otherwise the words
+// of its first maxQueryBytes bytes up to the last of the first
+// maxQueryTokens words and of the first MaxQueryWords distinct ones,
+// joined by spaces. The embedder and the index then see the same words.
 func firstWords(text string) string {
+	cut := len(text) > maxQueryBytes
+	if cut {
+		end := maxQueryBytes
+		for end > 0 && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		text = text[:end]
+	}
 	var sb strings.Builder
 	var distinct []string
-	full := false
+	words, full := 0, false
 	Words(text, func(w string) {
 		if full {
+			return
+		}
+		if words == maxQueryTokens {
+			full = true
 			return
 		}
 		if !english.IsStopWord(w) && !slices.Contains(distinct, w) {
@@ -170,8 +193,9 @@ func firstWords(text string) string {
 			sb.WriteByte(' ')
 		}
 		sb.WriteString(w)
+		words++
 	})
-	if !full {
+	if !full && !cut {
 		return text
 	}
 	return sb.String()

@@ -24,6 +24,12 @@ func TestFirstWords(t *testing.T) {
 			"The " + strings.Repeat("w ", 40) + strings.Join(many(33), " and "),
 			"the " + strings.Repeat("w ", 40) + strings.Join(many(32), " and ") + " and"},
 		{"normalised when cut", "Café " + strings.Join(many(32), " "), "cafe " + strings.Join(many(31), " ")},
+		{"256 words, unchanged", strings.Repeat("w, ", 256), strings.Repeat("w, ", 256)},
+		{"257 words", strings.Repeat("w, ", 257), strings.TrimSpace(strings.Repeat("w ", 256))},
+		{"a few words repeated to the body cap", "Retention policy. " + strings.Repeat("Weekly reports! ", 4<<20/16),
+			"retention policy" + strings.Repeat(" weekly reports", 127)},
+		{"cut at a rune boundary", strings.Repeat(" ", maxQueryBytes-1) + "é retention", ""},
+		{"only the first 64 KiB is read", strings.Repeat(" ", maxQueryBytes-3) + "é retention", "e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,16 +40,23 @@ func TestFirstWords(t *testing.T) {
 	}
 }
 
-// FuzzFirstWords checks that a query keeps its first MaxQueryWords
-// distinct words, in order, and no other, and that cutting it again
-// changes nothing.
+// FuzzFirstWords checks that a query keeps the first MaxQueryWords
+// distinct words of its first maxQueryTokens words, in order, and no
+// other, and that cutting it again changes nothing.
 func FuzzFirstWords(f *testing.F) {
 	f.Add("retention policy")
 	f.Add(strings.Repeat("a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff gg hh ", 3))
 	f.Add("Ünïcode wörds, ﬁ ligatures and 🙂")
+	f.Add(strings.Repeat("same words again ", 100))
 	f.Fuzz(func(t *testing.T, text string) {
 		got := firstWords(text)
-		want := distinctWords(text)
+		var head []string
+		Words(text[:min(len(text), maxQueryBytes)], func(w string) {
+			if len(head) < maxQueryTokens {
+				head = append(head, w)
+			}
+		})
+		want := distinctWords(strings.Join(head, " "))
 		want = want[:min(len(want), MaxQueryWords)]
 		if d := distinctWords(got); !slices.Equal(d, want) {
 			t.Errorf("firstWords(%q) has words %q, want %q", text, d, want)

@@ -62,6 +62,8 @@ func TestStore_Search(t *testing.T) {
 			has: []string{"/memories/workspaces/sales/task.md"}},
 		{name: "a pasted document", req: memstore.SearchRequest{Query: "retention policy weekly reports " + fillers(50000)},
 			first: "/memories/workspaces/sales/task.md"},
+		{name: "a few words repeated to the body cap", req: memstore.SearchRequest{Query: strings.Repeat("retention policy ", 4<<20/17)},
+			first: "/memories/workspaces/sales/task.md"},
 		// The memory knows "retention", but not in ops, whose sections are
 		// not near enough by vector either.
 		{name: "words held only in another workspace", req: memstore.SearchRequest{Query: "retention xylophone", Workspace: "ops"}, none: true},
