@@ -303,14 +303,32 @@ func (s *Store) catchUp(ctx context.Context, m *mirror) error {
 
 // Snippet returns up to maxRunes of text around the first word of query
 // that occurs in it (case-insensitively), on one line, with "…" marking cuts.
+// Only the part of query a search reads counts (see MaxQueryWords).
 func Snippet(text, query string, maxRunes int) string {
+	return snippet(text, snippetWords(query), maxRunes)
+}
+
+// snippetWords returns the distinct lower-cased words of the part of query
+// a search reads, for snippet: at most maxQueryTokens, however long query.
+func snippetWords(query string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(firstWords(query)), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// snippet is Snippet with the query's words.
+func snippet(text string, words []string, maxRunes int) string {
 	flat := strings.Join(strings.Fields(text), " ")
 	if utf8.RuneCountInString(flat) <= maxRunes {
 		return flat
 	}
 	lower := strings.ToLower(flat)
 	at := -1
-	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, w := range words {
 		if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
@@ -352,11 +370,12 @@ type Found struct {
 // Results turns hits into Found rows with snippets for query, judging
 // validity at now.
 func Results(hits []Hit, query string, now time.Time) []Found {
+	words := snippetWords(query)
 	out := make([]Found, len(hits))
 	for i, h := range hits {
 		out[i] = Found{
 			Path: h.Path, Heading: h.Heading, StartLine: h.StartLine, EndLine: h.EndLine,
-			Snippet: Snippet(h.Text, query, snippetRunes), Score: h.Score,
+			Snippet: snippet(h.Text, words, snippetRunes), Score: h.Score,
 			Type: h.Type, Workspace: h.Workspace, Source: h.Source, Valid: h.Valid(now),
 		}
 	}

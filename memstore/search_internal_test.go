@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestFirstWords(t *testing.T) {
@@ -77,4 +78,41 @@ func distinctWords(text string) []string {
 		}
 	})
 	return out
+}
+
+// TestSnippet: a snippet centres on the first of the query's words the
+// text holds, and only the words a search reads count, however long the
+// query.
+func TestSnippet(t *testing.T) {
+	text := strings.Repeat("Keep weekly reports for a year. ", 20) + "Then archive them, and keep the index. " +
+		strings.Repeat("Old drafts go after a month. ", 20)
+	fillers := strings.Repeat("alpha beta ", maxQueryTokens/2)
+	tests := []struct {
+		name, query string
+		want        string // the snippet holds it
+		not         string // and not this
+	}{
+		{"short text, whole", "archive", "", ""},
+		{"around the word", "Archive!", "archive them", "Keep weekly reports for a year. Keep"},
+		{"the word held earliest in the text", "drafts index", "keep the index", ""},
+		{"no word held: the start", "xylophone", "Keep weekly reports", "archive"},
+		{"a word repeated to the body cap", strings.Repeat("archive ", 4<<20/8), "archive them", ""},
+		{"a word after the words a search reads", fillers + "archive", "Keep weekly reports", "archive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := text
+			if tt.want == "" {
+				in = "Then archive them."
+				tt.want = in
+			}
+			got := Snippet(in, tt.query, 120)
+			if !strings.Contains(got, tt.want) || (tt.not != "" && strings.Contains(got, tt.not)) {
+				t.Errorf("Snippet(…, %.40q) = %q, want it to hold %q and not %q", tt.query, got, tt.want, tt.not)
+			}
+			if n := utf8.RuneCountInString(got); n > 122 {
+				t.Errorf("snippet of %d runes, want at most 120 and two marks", n)
+			}
+		})
+	}
 }
