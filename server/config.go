@@ -149,12 +149,17 @@ type HTTPConfig struct {
 	// MaxSessions caps the open MCP sessions; initialize beyond it is
 	// answered 503.
 	MaxSessions int `mapstructure:"max_sessions" yaml:"max_sessions"`
+	// MaxSessionsPerPrincipal caps, likewise, the sessions one principal
+	// has open; it applies only with http.auth (without it every session
+	// is the local owner's).
+	MaxSessionsPerPrincipal int `mapstructure:"max_sessions_per_principal" yaml:"max_sessions_per_principal"`
 	// MaxRequests caps the POST requests handled at once, from the
 	// moment their body starts to be read until their answer is written;
 	// one beyond it is answered 503.
 	MaxRequests int `mapstructure:"max_requests" yaml:"max_requests"`
-	// MaxRequestsPerPrincipal caps, likewise, one principal's requests
-	// (every request is the local owner's without http.auth).
+	// MaxRequestsPerPrincipal caps, likewise, one principal's requests;
+	// it applies only with http.auth (without it every request is the
+	// local owner's).
 	MaxRequestsPerPrincipal int `mapstructure:"max_requests_per_principal" yaml:"max_requests_per_principal"`
 	// SessionIdleTTL ends a session that has sent no request and holds no
 	// open event stream for this long; 0 keeps idle sessions until the
@@ -290,6 +295,7 @@ func DefaultConfig() Config {
 			WriteTimeout:            30 * time.Second,
 			IdleTimeout:             2 * time.Minute,
 			MaxSessions:             256,
+			MaxSessionsPerPrincipal: 64,
 			MaxRequests:             128,
 			MaxRequestsPerPrincipal: 32,
 			SessionIdleTTL:          30 * time.Minute,
@@ -415,6 +421,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.MaxSessions <= 0 {
 		bad("http.max_sessions", "must be > 0")
+	}
+	if c.HTTP.MaxSessionsPerPrincipal <= 0 {
+		bad("http.max_sessions_per_principal", "must be > 0")
 	}
 	if c.HTTP.MaxRequests <= 0 {
 		bad("http.max_requests", "must be > 0")

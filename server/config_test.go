@@ -68,6 +68,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"write timeout", func(c *Config) { c.HTTP.WriteTimeout = 0 }, "http.write_timeout:"},
 		{"idle timeout", func(c *Config) { c.HTTP.IdleTimeout = 0 }, "http.idle_timeout:"},
 		{"session cap", func(c *Config) { c.HTTP.MaxSessions = 0 }, "http.max_sessions:"},
+		{"principal session cap", func(c *Config) { c.HTTP.MaxSessionsPerPrincipal = 0 }, "http.max_sessions_per_principal:"},
 		{"request cap", func(c *Config) { c.HTTP.MaxRequests = 0 }, "http.max_requests:"},
 		{"principal request cap", func(c *Config) { c.HTTP.MaxRequestsPerPrincipal = -1 }, "http.max_requests_per_principal:"},
 		{"session ttl", func(c *Config) { c.HTTP.SessionIdleTTL = -time.Minute }, "http.session_idle_ttl:"},

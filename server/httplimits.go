@@ -78,12 +78,13 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	case env.modern:
 		id = "" // sessionless protocol: the header means nothing
 	case env.method == string(mcp.MethodInitialize):
-		if !h.sessions.reserve() {
-			h.log.Warn("refused a new session: too many open", logKeyLimit, h.cfg.MaxSessions)
-			writeSessionCapError(w, body, h.cfg.MaxSessions)
+		if ok, limitKey := h.sessions.reserve(owner); !ok {
+			h.log.Warn("refused a new session: too many open", logKeyLimit, limitKey, logKeyUser, principalOf(r).String())
+			writeBusyError(w, body, "60",
+				fmt.Sprintf("too many open sessions (%s): close unused sessions or retry later", limitKey))
 			return
 		}
-		defer h.sessions.release()
+		defer h.sessions.release(owner)
 		w = &bindingWriter{ResponseWriter: w, bind: func(id string) { h.sessions.bind(id, owner) }}
 	case h.refuseForeignSession(w, r, id):
 		return
@@ -202,13 +203,6 @@ func parseEnvelope(header http.Header, body []byte) envelope {
 		modern: mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) ||
 			mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion()),
 	}
-}
-
-// writeSessionCapError answers an initialize beyond the session cap: HTTP
-// 503 with a JSON-RPC error a client can show.
-func writeSessionCapError(w http.ResponseWriter, body []byte, limit int) {
-	writeBusyError(w, body, "60",
-		fmt.Sprintf("too many open sessions (http.max_sessions is %d): close unused sessions or retry later", limit))
 }
 
 // writeBusyError answers a request a cap refused: 503, Retry-After

@@ -491,7 +491,8 @@ func TestHTTP_StreamOutlivesTimeouts(t *testing.T) {
 	t.Fatalf("the stream ended without the notification: %v", ctx.Err())
 }
 
-// holdRequest starts a POST on a raw connection as token and sends only
+// holdRequest starts a POST on a raw connection as token (none when
+// empty) and sends only
 // part of its body, so that the server handles it until the connection is
 // closed. The connection is closed at cleanup.
 func holdRequest(t *testing.T, addr, token string) net.Conn {
@@ -501,7 +502,11 @@ func holdRequest(t *testing.T, addr, token string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	if _, err := fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{", addr, token); err != nil {
+	auth := ""
+	if token != "" {
+		auth = "Authorization: Bearer " + token + "\r\n"
+	}
+	if _, err := fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{", addr, auth); err != nil {
 		t.Fatal(err)
 	}
 	return conn
@@ -511,7 +516,7 @@ func holdRequest(t *testing.T, addr, token string) net.Conn {
 // http.max_requests_per_principal a principal's next request is refused
 // with 503 naming the setting while another principal's is served; beyond
 // http.max_requests everyone's is; a request that ends gives its slot back,
-// refused ones hold none.
+// refused ones hold none. Without http.auth only the cap in all applies.
 func TestHTTP_RequestCap(t *testing.T) {
 	srv := listenAuth(t, func(c *server.Config) {
 		c.HTTP.Auth = testAuth(nil)
@@ -551,5 +556,64 @@ func TestHTTP_RequestCap(t *testing.T) {
 	}
 	if n := srv.h.Requests(); n != 2 {
 		t.Errorf("%d requests in flight after the served and refused ones, want the 2 held", n)
+	}
+
+	h, _, url := listenHTTP(t, func(c *server.HTTPConfig) { c.MaxRequests, c.MaxRequestsPerPrincipal = 2, 1 }, nil)
+	local := strings.TrimPrefix(strings.TrimSuffix(url, server.PathMCP), "http://")
+	holdRequest(t, local, "")
+	holdRequest(t, local, "")
+	waitFor(t, func() bool { return h.Requests() == 2 })
+	if r := postJSON(t, url, initBody); r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "http.max_requests") {
+		t.Errorf("without auth, beyond http.max_requests: %d %s", r.status, r.body)
+	}
+}
+
+// TestHTTP_SessionCapPerPrincipal: with http.auth, a principal with
+// http.max_sessions_per_principal sessions open is refused another (503
+// naming the setting) while another principal opens one, until the cap in
+// all refuses everyone; a session ended makes room. Without http.auth
+// there is one principal, and only the cap in all applies.
+func TestHTTP_SessionCapPerPrincipal(t *testing.T) {
+	srv := listenAuth(t, func(c *server.Config) {
+		c.HTTP.Auth = testAuth(nil)
+		c.HTTP.MaxSessions = 3
+		c.HTTP.MaxSessionsPerPrincipal = 2
+	}, nil)
+	initialize := func(token string) (int, string, string) {
+		t.Helper()
+		resp, body := send(t, http.MethodPost, srv.url, token, initBody)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), body
+	}
+	refused := func(token, setting string) {
+		t.Helper()
+		if status, _, body := initialize(token); status != http.StatusServiceUnavailable || !strings.Contains(body, setting) {
+			t.Errorf("beyond %s: %d %s", setting, status, body)
+		}
+	}
+	var alice []string
+	for range 2 {
+		status, id, body := initialize(tokAlice)
+		if status != http.StatusOK || id == "" {
+			t.Fatalf("alice's session: %d %s", status, body)
+		}
+		alice = append(alice, id)
+	}
+	refused(tokAlice, "http.max_sessions_per_principal")
+	if status, _, body := initialize(tokBob); status != http.StatusOK {
+		t.Fatalf("bob beside alice's sessions: %d %s", status, body)
+	}
+	refused(tokBob, "http.max_sessions")
+	if resp, body := send(t, http.MethodDelete, srv.url, tokAlice, "", "Mcp-Session-Id", alice[0]); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	if status, _, body := initialize(tokAlice); status != http.StatusOK {
+		t.Errorf("alice after one of her sessions ended: %d %s", status, body)
+	}
+
+	h, _, url := listenHTTP(t, func(c *server.HTTPConfig) { c.MaxSessions, c.MaxSessionsPerPrincipal = 2, 1 }, nil)
+	openSession(t, url)
+	openSession(t, url)
+	if n := h.Sessions(); n != 2 {
+		t.Errorf("without auth, %d sessions open under a per-principal cap of 1 and a cap of 2, want 2", n)
 	}
 }

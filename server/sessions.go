@@ -15,16 +15,17 @@ import (
 var errUnknownSession = errors.New("unknown or expired session")
 
 // sessionTable issues and tracks the ids of open MCP sessions for the
-// streamable HTTP transport: how many there are (for http.max_sessions),
+// streamable HTTP transport: how many there are, in all and by principal
+// (for http.max_sessions and http.max_sessions_per_principal),
 // when each was last used and whether it holds an open event stream (for
 // eviction after http.session_idle_ttl). A terminated id is forgotten at
 // once, so nothing grows with the number of sessions ever opened.
 type sessionTable struct {
-	now func() time.Time
-	max int
+	now               func() time.Time
+	max, perPrincipal int
 
 	mu       sync.Mutex
-	reserved int // admitted initialize requests still in flight
+	reserved map[string]int // admitted initialize requests still in flight, by owner
 	open     map[string]*sessionState
 }
 
@@ -37,29 +38,45 @@ type sessionState struct {
 
 var _ mcpserver.SessionIdManager = (*sessionTable)(nil)
 
-func newSessionTable(max int, now func() time.Time) *sessionTable {
-	return &sessionTable{now: now, max: max, open: map[string]*sessionState{}}
+func newSessionTable(max, perPrincipal int, now func() time.Time) *sessionTable {
+	return &sessionTable{now: now, max: max, perPrincipal: perPrincipal,
+		reserved: map[string]int{}, open: map[string]*sessionState{}}
 }
 
-// reserve admits one initialize request if the sessions open plus those
-// being initialised stay within the cap. A true result must be paired with
-// release once the request is done; the session it creates (Generate) is
-// counted from then on.
-func (t *sessionTable) reserve() bool {
+// reserve admits one initialize request of owner if the sessions open plus
+// those being initialised stay within both caps, and names the setting
+// that refused it otherwise. A true result must be paired with release
+// once the request is done; the session it creates (Generate, then bind)
+// is counted from then on.
+func (t *sessionTable) reserve(owner string) (ok bool, limitKey string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.open)+t.reserved >= t.max {
-		return false
+	total, mine := len(t.open), t.reserved[owner]
+	for _, n := range t.reserved {
+		total += n
 	}
-	t.reserved++
-	return true
+	for _, s := range t.open {
+		if s.owner == owner {
+			mine++
+		}
+	}
+	switch {
+	case total >= t.max:
+		return false, "http.max_sessions"
+	case mine >= t.perPrincipal:
+		return false, "http.max_sessions_per_principal"
+	}
+	t.reserved[owner]++
+	return true, ""
 }
 
-// release ends a reservation.
-func (t *sessionTable) release() {
+// release ends a reservation of owner.
+func (t *sessionTable) release(owner string) {
 	t.mu.Lock()
-	t.reserved--
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if t.reserved[owner]--; t.reserved[owner] <= 0 {
+		delete(t.reserved, owner)
+	}
 }
 
 // Generate issues the id of a new session.

@@ -103,11 +103,17 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	if err != nil {
 		return nil, err
 	}
+	// Without http.auth every request is the local owner's: the caps in
+	// all are the only ones.
+	sessionsEach, requestsEach := cfg.MaxSessionsPerPrincipal, cfg.MaxRequestsPerPrincipal
+	if !cfg.Auth.Enabled() {
+		sessionsEach, requestsEach = cfg.MaxSessions, cfg.MaxRequests
+	}
 	h := &HTTPServer{
 		auth: newAuthenticator(cfg.Auth, o.LocalUser),
 		ln:   ln, log: o.Logger, cfg: cfg, origins: origins,
-		sessions: newSessionTable(cfg.MaxSessions, o.Now),
-		slots:    newRequestSlots(cfg.MaxRequests, cfg.MaxRequestsPerPrincipal),
+		sessions: newSessionTable(cfg.MaxSessions, sessionsEach, o.Now),
+		slots:    newRequestSlots(cfg.MaxRequests, requestsEach),
 		relay:    newRelay(o.Logger),
 	}
 	mux := http.NewServeMux()

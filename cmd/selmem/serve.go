@@ -29,9 +29,10 @@ as a subprocess (claude mcp add selmem -- selmem serve). With --http ADDR
 health check at /healthz, within the limits of the http.* settings (see
 selmem config): request bodies over http.max_body_bytes get 413, browser
 pages from origins outside http.allowed_origins get 403, requests beyond
-http.max_requests in flight (http.max_requests_per_principal for one
-principal) get 503, and at most http.max_sessions sessions are open, idle
-ones ending after http.session_idle_ttl. Logs go to stderr or log.file, never stdout.
+http.max_requests in flight get 503, and at most http.max_sessions sessions
+are open, idle ones ending after http.session_idle_ttl. With http.auth, one
+principal has at most http.max_requests_per_principal requests in flight and
+http.max_sessions_per_principal sessions open. Logs go to stderr or log.file, never stdout.
 
 Over HTTP every request but /healthz and /.well-known/* needs a bearer
 token when http.auth is configured: a static token (selmem token create) or

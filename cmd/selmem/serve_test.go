@@ -13,7 +13,7 @@ func TestCLI_HTTPConfig(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("config: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"max_body_bytes: 4194304", "max_sessions: 256", "max_requests: 128", "max_requests_per_principal: 32", "session_idle_ttl: 30m0s",
+	for _, want := range []string{"max_body_bytes: 4194304", "max_sessions: 256", "max_sessions_per_principal: 64", "max_requests: 128", "max_requests_per_principal: 32", "session_idle_ttl: 30m0s",
 		"read_timeout: 30s", "write_timeout: 30s", "idle_timeout: 2m0s", "- http://localhost:*", "- https://[::1]:*"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("default config lacks %q:\n%s", want, stdout)
