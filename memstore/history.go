@@ -80,7 +80,13 @@ func (s *Store) History(ctx context.Context, p string, opts *HistoryOptions) ([]
 		parts = strings.Split(rel, "/")
 	}
 	var out []Commit
+	exists := rel == ""
 	for c != nil && len(out) < limit {
+		// A filter that few commits pass walks the whole history: a
+		// client that gives up stops it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var parent *object.Commit
 		if len(c.ParentHashes) > 0 {
 			if parent, err = object.GetCommit(s.git.repo.Storer, c.ParentHashes[0]); err != nil {
@@ -97,6 +103,7 @@ func (s *Store) History(ctx context.Context, p string, opts *HistoryOptions) ([]
 				return nil, err
 			}
 		}
+		exists = exists || touched
 		if touched && (o.Author == "" || c.Author.Name == o.Author) {
 			info := commitInfo(c)
 			keep := true
@@ -112,7 +119,7 @@ func (s *Store) History(ctx context.Context, p string, opts *HistoryOptions) ([]
 		c = parent
 		w.bound()
 	}
-	if len(out) == 0 && rel != "" {
+	if !exists {
 		return nil, notExist(virtual(rel), "Error: ")
 	}
 	return out, nil

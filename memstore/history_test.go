@@ -41,6 +41,18 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	if one, _ := s.History(ctx, p, &memstore.HistoryOptions{Limit: 1}); len(one) != 1 || one[0].Hash != v2.Commit {
 		t.Errorf("limit 1: %+v", one)
 	}
+	// A path with history but no commit by the author is no missing path.
+	if none, err := s.History(ctx, p, &memstore.HistoryOptions{Author: "nobody"}); err != nil || len(none) != 0 {
+		t.Errorf("history by an author who never wrote it: %d commits, %v; want none and no error", len(none), err)
+	}
+	if _, err := s.History(ctx, "/memories/workspaces/w/never.md", nil); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("history of a path no commit touched: %v, want ErrNotFound", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.History(cancelled, "/memories", &memstore.HistoryOptions{Author: "nobody"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("history with a cancelled context: %v, want context.Canceled", err)
+	}
 
 	// Revert a file to an older content.
 	res, err := s.Revert(ctx, p, v1.Commit[:8], nil)
