@@ -109,3 +109,24 @@ func BenchmarkPath(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkContent_Transcript measures the refusal of a transcript of
+// growing size: its MB/s stays level when the work grows with the size
+// alone (a transcript of 250 KiB took over two minutes while every
+// line's check re-read the whole content).
+func BenchmarkContent_Transcript(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			content := []byte(strings.Repeat("User: can you check the totals?\nAssistant: I checked them, thanks.\n", size/67))
+			lim := DefaultLimits()
+			lim.MaxFileBytes = 1 << 20
+			if err := Content("notes/chat.md", content, lim); err == nil {
+				b.Fatal("the transcript was accepted")
+			}
+			b.SetBytes(int64(len(content)))
+			for b.Loop() {
+				_ = Content("notes/chat.md", content, lim)
+			}
+		})
+	}
+}

@@ -284,7 +284,7 @@ func findTranscript(content, lower []byte) *Rejection {
 			conv.add(lineNo, r, label)
 			if conv.isTranscript() {
 				// Count the rest of this conversation before reporting.
-				return conversationRejection(content, off, lineNo, conv)
+				return conversationRejection(content, off, lineNo, conv, weak)
 			}
 		}
 		if isStackFrame(line) {
@@ -352,9 +352,9 @@ func finishRun(content []byte, off, lineNo int, r *run, match func([]byte) bool)
 }
 
 // conversationRejection finishes counting the conversation conv, found to be
-// a transcript at line lineNo (the next line starts at byte off), and
-// builds the refusal.
-func conversationRejection(content []byte, off, lineNo int, conv conversation) *Rejection {
+// a transcript at line lineNo (the next line starts at byte off), with the
+// weak speakers findTranscript chose, and builds the refusal.
+func conversationRejection(content []byte, off, lineNo int, conv conversation, weak bool) *Rejection {
 	for off < len(content) {
 		var line []byte
 		line, off = nextLine(content, off)
@@ -362,7 +362,7 @@ func conversationRejection(content []byte, off, lineNo int, conv conversation) *
 		if lineNo-conv.last > maxTurnGap {
 			break
 		}
-		if r, label := speakerWeak(stripTags(line), weakSpeakersConversational(content)); r != roleNone {
+		if r, label := speakerWeak(stripTags(line), weak); r != roleNone {
 			conv.add(lineNo, r, label)
 		}
 	}
