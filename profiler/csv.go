@@ -79,6 +79,9 @@ func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
 	if len(head) == sniffBytes && len(recs) == 1 {
 		// first record does not even end in the window: keep it as header anyway
 	}
+	if len(recs[0]) > MaxColumns {
+		return nil, s, errTooManyColumns
+	}
 	s.Header = looksHeader(recs)
 	if s.Header {
 		s.Columns = uniqueNames(recs[0])

@@ -314,3 +314,62 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+// TestProfile_MaxColumns: a source of MaxColumns columns is profiled, one
+// with more is refused, whatever its format, and JSON records whose keys
+// all differ are refused before their columns are built.
+func TestProfile_MaxColumns(t *testing.T) {
+	dir := t.TempDir()
+	names := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("c%d", i)
+		}
+		return out
+	}
+	csvFile := func(n int) Source {
+		p := filepath.Join(dir, fmt.Sprintf("wide%d.csv", n))
+		row := strings.Repeat("1,", n-1) + "1\n"
+		if err := os.WriteFile(p, []byte(strings.Join(names(n), ",")+"\n"+row+row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return FileSource{Path: p}
+	}
+	jsonFile := func(n int) Source {
+		var recs []string
+		for _, k := range names(n) {
+			recs = append(recs, fmt.Sprintf(`{%q: 1}`, k))
+		}
+		p := filepath.Join(dir, fmt.Sprintf("keys%d.json", n))
+		if err := os.WriteFile(p, []byte("["+strings.Join(recs, ",")+"]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return FileSource{Path: p}
+	}
+	sqlQuery := func(n int) Source {
+		var cols []string
+		for i, name := range names(n) {
+			cols = append(cols, fmt.Sprintf("%d AS %s", i, name))
+		}
+		db := filepath.Join(dir, "empty.db")
+		return SQLSource{Driver: "sqlite", DSN: db, Query: "SELECT " + strings.Join(cols, ", ")}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		src  func(int) Source
+	}{{"csv", csvFile}, {"json records", jsonFile}, {"sql", sqlQuery}} {
+		t.Run(tt.name, func(t *testing.T) {
+			tp, err := Profile(context.Background(), tt.src(MaxColumns), nil)
+			if err != nil || len(tp.Columns) != MaxColumns {
+				t.Fatalf("%d columns: %v", MaxColumns, err)
+			}
+			_, err = Profile(context.Background(), tt.src(MaxColumns+1), nil)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d columns", MaxColumns)) {
+				t.Errorf("%d columns: %v, want a refusal naming the cap", MaxColumns+1, err)
+			}
+		})
+	}
+}

@@ -247,6 +247,12 @@ func (j *jsonReader) Next() bool {
 		for _, f := range m {
 			size += len(f.value)
 			if _, ok := j.index[f.name]; !ok {
+				if len(j.names) == MaxColumns {
+					// Refused before a batch of every column by every row
+					// is built.
+					j.err = errTooManyColumns
+					return false
+				}
 				j.index[f.name] = len(j.names)
 				j.names = append(j.names, f.name)
 			}

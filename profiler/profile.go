@@ -183,6 +183,15 @@ type JoinSketch struct {
 	Hashes []uint64 `json:"hashes"`
 }
 
+// MaxColumns is how many columns a profile holds. A source with more
+// (a table hundreds of thousands of columns wide, or JSON records whose
+// keys all differ) is refused: each column costs its statistics, and
+// reading such JSON costs columns times rows.
+const MaxColumns = 1000
+
+// errTooManyColumns refuses a source with more than MaxColumns columns.
+var errTooManyColumns = fmt.Errorf("profiler: the source has more than %d columns; profile a narrower view of it (a query selecting the columns, or records with fewer distinct keys)", MaxColumns)
+
 // QuantileRanks are the ranks reported in NumStats.Quantiles and DateStats.
 var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
 
@@ -206,6 +215,10 @@ func Profile(ctx context.Context, src Source, opts *Options) (*TableProfile, err
 			return nil, err
 		}
 		rec := rr.RecordBatch()
+		if p.columnsWith(rec.Schema()) > MaxColumns {
+			p.wait(pending)
+			return nil, errTooManyColumns
+		}
 		rec.Retain()
 		p.wait(pending)
 		pending = p.start(rec)
@@ -245,6 +258,18 @@ type profileRun struct {
 	byName map[string]int
 	rows   *rowAcc
 	nrows  int64
+}
+
+// columnsWith returns how many columns the profile has once schema's are
+// added to those seen so far.
+func (p *profileRun) columnsWith(schema *arrow.Schema) int {
+	n := len(p.cols)
+	for _, f := range schema.Fields() {
+		if _, ok := p.byName[f.Name]; !ok {
+			n++
+		}
+	}
+	return n
 }
 
 type batchJob struct {
