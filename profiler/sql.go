@@ -20,8 +20,7 @@ import (
 	"github.com/selmem/selmem/internal/egress"
 )
 
-// DefaultStatementTimeout bounds a Postgres query of a SQLSource without
-// Timeout.
+// DefaultStatementTimeout bounds a query of a SQLSource without Timeout.
 const DefaultStatementTimeout = 10 * time.Minute
 
 // SQLSource runs one read-only query (a SELECT, WITH … SELECT or VALUES)
@@ -41,7 +40,8 @@ type SQLSource struct {
 	Postgres *pgx.ConnConfig
 	Query    string
 	Name     string
-	// Timeout is Postgres' statement_timeout; 0 is
+	// Timeout bounds the query: Postgres' statement_timeout, or for
+	// SQLite the time from its start until its last row is read; 0 is
 	// DefaultStatementTimeout.
 	Timeout time.Duration
 }

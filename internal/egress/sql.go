@@ -404,8 +404,9 @@ func isAlnum(c byte) bool {
 // too.
 type Rows struct {
 	*sql.Rows
-	tx   *sql.Tx
-	conn *sql.Conn
+	tx     *sql.Tx
+	conn   *sql.Conn
+	cancel context.CancelFunc // ends a SQLite query's time bound
 }
 
 // Close closes the rows and rolls the read-only transaction back, or
@@ -417,6 +418,9 @@ func (r *Rows) Close() error {
 	}
 	if r.conn != nil {
 		_ = r.conn.Close()
+	}
+	if r.cancel != nil {
+		r.cancel()
 	}
 	return err
 }
@@ -432,26 +436,34 @@ const MaxValueBytes = 16 << 20
 // Query runs a query CheckQuery accepts on db. Postgres runs it in a READ
 // ONLY transaction with statement_timeout set to timeout (if > 0); SQLite
 // on the read-only connection OpenSQLite makes, its values bounded by
-// MaxValueBytes, and ctx bounds its time.
+// MaxValueBytes, and interrupted once timeout (if > 0) has passed since
+// the query started, its rows read or not.
 func Query(ctx context.Context, db *sql.DB, dialect, query string, timeout time.Duration) (*Rows, error) {
 	if err := CheckQuery(query, dialect); err != nil {
 		return nil, err
 	}
 	if dialect != DialectPostgres {
+		cancel := context.CancelFunc(func() {})
+		if timeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+		}
 		conn, err := db.Conn(ctx)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
 		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes); err != nil {
 			_ = conn.Close()
+			cancel()
 			return nil, err
 		}
 		rows, err := conn.QueryContext(ctx, query)
 		if err != nil {
 			_ = conn.Close()
+			cancel()
 			return nil, err
 		}
-		return &Rows{Rows: rows, conn: conn}, nil
+		return &Rows{Rows: rows, conn: conn, cancel: cancel}, nil
 	}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

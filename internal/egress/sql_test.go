@@ -423,3 +423,22 @@ func TestQuery_PostgresReadOnly(t *testing.T) {
 		t.Errorf("read %d bytes (%v), want %d", len(v), rows.Err(), MaxValueBytes/2)
 	}
 }
+
+// TestSQLite_Timeout: a SQLite query ends with an error once its timeout
+// has passed, whether it computes without returning a row or returns rows
+// without end; a profile_source query on a database under the data roots
+// otherwise ran until its client went away.
+func TestSQLite_Timeout(t *testing.T) {
+	dbPath, _ := sqliteFixture(t)
+	for _, q := range []string{
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c",
+	} {
+		db := OpenSQLite(dbPath)
+		err := drain(context.Background(), db, DialectSQLite, q, 200*time.Millisecond)
+		db.Close()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want the deadline exceeded", q, err)
+		}
+	}
+}
