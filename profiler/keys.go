@@ -14,10 +14,16 @@ import (
 // pair hashes, and a repeated pair rules a candidate out. Past
 // pairSetLimit distinct pairs the set stops growing: later rows are
 // checked against it only, and the key is reported as an estimate.
+//
+// The screening checks pairs fewest combinations first, until it has
+// pairCands or has hashed pairWork cells: a table of 1,000 columns that
+// repeat values has half a million pairs, which took seconds to screen
+// whole.
 const (
 	pairSample   = 2000
 	pairCands    = 4
 	pairSetLimit = 1 << 19
+	pairWork     = 1 << 24
 )
 
 type pairCand struct {
@@ -164,28 +170,38 @@ func (p *pairAcc) screen(ncols int) {
 			elig = append(elig, ci)
 		}
 	}
-	var found []*pairCand
-	seen := newU64Set(pairSample * 2)
+	// The pairs that could be unique on the sample, fewest combinations
+	// first: the likeliest keys, and the order candidates are kept in.
+	var pairs []pairCand
 	for x, a := range elig {
 		for _, b := range elig[x+1:] {
-			if distinct[a]*distinct[b] < rows {
-				continue
-			}
-			seen.reset()
-			unique := true
-			for i := range rows {
-				if dup, _ := seen.insert(mix64(p.sample[a][i], p.sample[b][i])); dup {
-					unique = false
-					break
-				}
-			}
-			if unique {
-				found = append(found, &pairCand{a: a, b: b, product: distinct[a] * distinct[b]})
+			if product := distinct[a] * distinct[b]; product >= rows {
+				pairs = append(pairs, pairCand{a: a, b: b, product: product})
 			}
 		}
 	}
-	slices.SortStableFunc(found, func(x, y *pairCand) int { return x.product - y.product })
-	found = found[:min(len(found), pairCands)]
+	slices.SortStableFunc(pairs, func(x, y pairCand) int { return x.product - y.product })
+	var found []*pairCand
+	seen := newU64Set(pairSample * 2)
+	work := 0
+	for i := range pairs {
+		c := &pairs[i]
+		if len(found) == pairCands || work >= pairWork {
+			break
+		}
+		seen.reset()
+		unique := true
+		for i := range rows {
+			work++
+			if dup, _ := seen.insert(mix64(p.sample[c.a][i], p.sample[c.b][i])); dup {
+				unique = false
+				break
+			}
+		}
+		if unique {
+			found = append(found, c)
+		}
+	}
 	for _, c := range found {
 		limit := p.setLimit
 		if limit <= 0 {

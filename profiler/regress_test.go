@@ -376,6 +376,23 @@ func TestProfile_CompositeKey(t *testing.T) {
 	if tp := profileFile(t, writeTemp(t, "late.csv", b.String())); len(tp.CompositeKeys) != 0 {
 		t.Errorf("composite keys %v on a table whose last row repeats a pair", tp.CompositeKeys)
 	}
+	// A wide table: the key is its last two columns, after 200 that repeat
+	// and whose 19,900 pairs the screening has to order.
+	b.Reset()
+	for k := range 200 {
+		fmt.Fprintf(&b, "n%d,", k)
+	}
+	b.WriteString("a,b\n")
+	for i := range 2500 {
+		for k := range 200 {
+			fmt.Fprintf(&b, "%d,", i*(k+1)%50)
+		}
+		fmt.Fprintf(&b, "%d,%d\n", i%100, i/100)
+	}
+	tp = profileFile(t, writeTemp(t, "wide.csv", b.String()))
+	if !slices.ContainsFunc(tp.CompositeKeys, func(k []string) bool { return slices.Equal(k, []string{"a", "b"}) }) {
+		t.Errorf("composite keys %v of the wide table, want a + b", tp.CompositeKeys)
+	}
 }
 
 // A composite key checked past the pair set's limit is an estimate.
