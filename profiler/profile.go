@@ -199,35 +199,52 @@ var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
 // Column statistics are computed in parallel across Options.Workers
 // goroutines; memory is bounded by the batch size and the sketch sizes,
 // not by the input size.
-func Profile(ctx context.Context, src Source, opts *Options) (*TableProfile, error) {
+//
+// A source the readers cannot make sense of is an error, also when a
+// reader panics on it (a malformed Parquet or Arrow file): the readers
+// run in the calling goroutine, and the workers report their panics.
+func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, err error) {
 	o := opts.withDefaults()
+	p := &profileRun{opts: o, byName: map[string]int{}, rows: newRowAcc()}
+	var pending *batchJob
+	defer func() {
+		if r := recover(); r != nil {
+			_ = p.wait(pending)
+			err = fmt.Errorf("profiler: the source is malformed: %v", r)
+		}
+	}()
 	rr, err := src.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Release()
 
-	p := &profileRun{opts: o, byName: map[string]int{}, rows: newRowAcc()}
-	var pending *batchJob
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
-			p.wait(pending)
+			_ = p.wait(pending)
 			return nil, err
 		}
 		rec := rr.RecordBatch()
 		if p.columnsWith(rec.Schema()) > MaxColumns {
-			p.wait(pending)
+			_ = p.wait(pending)
 			return nil, errTooManyColumns
 		}
 		rec.Retain()
-		p.wait(pending)
+		if err := p.wait(pending); err != nil {
+			rec.Release()
+			pending = nil
+			return nil, err
+		}
 		pending = p.start(rec)
 		if o.Progress != nil {
 			read, total := rr.Progress()
 			o.Progress(read, total)
 		}
 	}
-	p.wait(pending)
+	err, pending = p.wait(pending), nil
+	if err != nil {
+		return nil, err
+	}
 	if err := rr.Err(); err != nil {
 		return nil, err
 	}
@@ -275,14 +292,33 @@ func (p *profileRun) columnsWith(schema *arrow.Schema) int {
 type batchJob struct {
 	wg  sync.WaitGroup
 	rec arrow.RecordBatch
+
+	mu  sync.Mutex
+	err error // the first panic of a worker, as an error
 }
 
-func (p *profileRun) wait(b *batchJob) {
+// wait waits for b's workers, releases its batch and returns the first
+// panic of a worker as an error.
+func (p *profileRun) wait(b *batchJob) error {
 	if b == nil {
-		return
+		return nil
 	}
 	b.wg.Wait()
 	b.rec.Release()
+	return b.err
+}
+
+// recoverWorker, deferred by a worker, records its panic: a malformed
+// columnar file can give arrays whose buffers disagree with their
+// lengths, and a panic in a goroutine of its own would end the process.
+func (b *batchJob) recoverWorker() {
+	if r := recover(); r != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.err == nil {
+			b.err = fmt.Errorf("profiler: the source is malformed: %v", r)
+		}
+	}
 }
 
 // start assigns the batch's columns to accumulators and launches the
@@ -313,6 +349,7 @@ func (p *profileRun) start(rec arrow.RecordBatch) *batchJob {
 	for range workers {
 		go func() {
 			defer b.wg.Done()
+			defer b.recoverWorker()
 			for {
 				j := int(next.Add(1)) - 1
 				if j >= jobs {

@@ -237,7 +237,10 @@ func openColumnar(ra readAtSeeker, format string) (batchReader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 32768, Parallel: true}, memory.DefaultAllocator)
+		// Not Parallel: the reader's own goroutines would end the process
+		// on a panic over a malformed file, which Profile recovers from
+		// in its goroutine.
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 32768}, memory.DefaultAllocator)
 		if err != nil {
 			pf.Close()
 			return nil, err
