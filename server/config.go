@@ -419,17 +419,18 @@ func (c Config) Validate() error {
 			bad(f.key, "must be > 0")
 		}
 	}
-	if c.HTTP.MaxSessions <= 0 {
-		bad("http.max_sessions", "must be > 0")
-	}
-	if c.HTTP.MaxSessionsPerPrincipal <= 0 {
-		bad("http.max_sessions_per_principal", "must be > 0")
-	}
-	if c.HTTP.MaxRequests <= 0 {
-		bad("http.max_requests", "must be > 0")
-	}
-	if c.HTTP.MaxRequestsPerPrincipal <= 0 {
-		bad("http.max_requests_per_principal", "must be > 0")
+	for _, f := range []struct {
+		key string
+		n   int
+	}{
+		{"http.max_sessions", c.HTTP.MaxSessions},
+		{"http.max_sessions_per_principal", c.HTTP.MaxSessionsPerPrincipal},
+		{"http.max_requests", c.HTTP.MaxRequests},
+		{"http.max_requests_per_principal", c.HTTP.MaxRequestsPerPrincipal},
+	} {
+		if f.n <= 0 {
+			bad(f.key, "must be > 0")
+		}
 	}
 	if c.HTTP.SessionIdleTTL < 0 {
 		bad("http.session_idle_ttl", "must be >= 0 (0 keeps idle sessions)")
