@@ -373,3 +373,36 @@ func TestProfile_MaxColumns(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordsAt_Messages: a records path that leads nowhere names the keys
+// where it stopped, at most maxNamed of them, however large the object.
+func TestRecordsAt_Messages(t *testing.T) {
+	object := func(n int, v any) map[string]any {
+		m := map[string]any{}
+		for i := range n {
+			m[fmt.Sprintf("k%02d", i)] = v
+		}
+		return m
+	}
+	tests := []struct {
+		name, path string
+		doc        any
+		want       string
+	}{
+		{"few keys", "data", object(3, 1), "no key \"data\" (keys here: k00, k01, k02)"},
+		{"many keys", "data", object(maxNamed+5, 1), "k19 and 5 more)"},
+		{"many arrays", "", object(maxNamed+1, []any{}), "(candidates: k00, k01, "},
+		{"many arrays, counted", "", object(maxNamed+1, []any{}), "k19 and 1 more)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := recordsAt(tt.doc, tt.path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("recordsAt: %v, want it to hold %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), fmt.Sprintf("k%02d", maxNamed)) {
+				t.Errorf("recordsAt names more than %d keys: %v", maxNamed, err)
+			}
+		})
+	}
+}

@@ -118,8 +118,7 @@ func recordsAt(doc any, path string) ([]any, error) {
 				for k := range m {
 					keys = append(keys, k)
 				}
-				sort.Strings(keys)
-				return nil, fmt.Errorf("profiler: records path %q: no key %q (keys here: %s)", path, part, strings.Join(keys, ", "))
+				return nil, fmt.Errorf("profiler: records path %q: no key %q (keys here: %s)", path, part, someNames(keys))
 			}
 		}
 	}
@@ -137,11 +136,24 @@ func recordsAt(doc any, path string) ([]any, error) {
 			if len(arrays) == 1 {
 				return v[arrays[0]].([]any), nil
 			}
-			sort.Strings(arrays)
-			return nil, fmt.Errorf("profiler: the response is an object; set the records path to the array of records (candidates: %s)", strings.Join(arrays, ", "))
+			return nil, fmt.Errorf("profiler: the response is an object; set the records path to the array of records (candidates: %s)", someNames(arrays))
 		}
 	}
 	return nil, fmt.Errorf("profiler: records path %q does not lead to an array", path)
+}
+
+// maxNamed is how many keys an error message names: a response can hold
+// an object of a million keys, and the message goes back to the model.
+const maxNamed = 20
+
+// someNames returns the first maxNamed of names in order, joined, and how
+// many more there are.
+func someNames(names []string) string {
+	sort.Strings(names)
+	if len(names) <= maxNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
 }
 
 // rawRecords finds the records as recordsAt does, but keeps each one as
