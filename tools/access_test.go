@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -91,5 +92,36 @@ func TestTools_Access(t *testing.T) {
 		if !ok || len(out.Commits) != want {
 			t.Errorf("history by %s: %+v, want %d commits", author, res.StructuredContent, want)
 		}
+	}
+}
+
+// TestTools_LongArgumentErrors: an error quoting a megabyte-long argument
+// (a scope, an unknown argument's name) is cut, not echoed back whole.
+func TestTools_LongArgumentErrors(t *testing.T) {
+	store := storeWith(t, map[string]string{"/memories/org/a.md": "# A\n"})
+	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
+	for _, st := range tools.Tools(store, &tools.Options{Author: "tester"}) {
+		handlers[st.Tool.Name] = st.Handler
+	}
+	long := strings.Repeat("é", 1<<20)
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"a long scope", map[string]any{"query": "a", "scope": long}},
+		{"a long argument name", map[string]any{"query": "a", long: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = tools.NameSearch, tc.args
+			res, err := handlers[tools.NameSearch](context.Background(), req)
+			if err != nil || !res.IsError {
+				t.Fatalf("%v %+v, want an error result", err, res)
+			}
+			text := res.Content[0].(mcp.TextContent).Text
+			if len(text) > 3000 || !strings.HasPrefix(text, "Error") || !utf8.ValidString(text) {
+				t.Errorf("error text of %d bytes, starting %.60q", len(text), text)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -60,10 +61,32 @@ func typedRequest[A any](t mcp.Tool, fn func(ctx context.Context, req mcp.CallTo
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
 		if msg := schema.bind(req, &args); msg != "" {
-			return mcp.NewToolResultError(msg), nil
+			return cutError(mcp.NewToolResultError(msg)), nil
 		}
-		return fn(ctx, req, args), nil
+		return cutError(fn(ctx, req, args)), nil
 	}}
+}
+
+// maxErrorText is the longest error text a tool returns. Errors quote
+// the arguments they refuse, and an argument can be megabytes long.
+const maxErrorText = 2000
+
+// cutError cuts each text of an error result to maxErrorText bytes.
+func cutError(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil || !res.IsError {
+		return res
+	}
+	for i, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok && len(tc.Text) > maxErrorText {
+			end := maxErrorText
+			for end > 0 && !utf8.RuneStart(tc.Text[end]) {
+				end--
+			}
+			tc.Text = tc.Text[:end] + " … (cut: the message quoted a long argument)"
+			res.Content[i] = tc
+		}
+	}
+	return res
 }
 
 // splitPath splits "a.b.c" into its parents [a b] and its last name c.
