@@ -154,9 +154,10 @@ func (h *HTTPServer) refuseBody(w http.ResponseWriter, status int, limit int64) 
 	http.Error(w, msg, status)
 }
 
-// serveGet opens an event stream only on an open session, and keeps the
-// session from idling out while the stream is open. A GET without a
-// session would make the transport create one outside the session cap.
+// serveGet opens an event stream only on an open session with fewer than
+// maxStreams open (503 beyond), and keeps the session from idling out
+// while the stream is open. A GET without a session would make the
+// transport create one outside the session cap.
 func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		h.mcp.ServeHTTP(w, r) // sessionless protocol: the transport answers
@@ -170,8 +171,15 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	if h.refuseForeignSession(w, r, id) {
 		return
 	}
-	if !h.sessions.streamOpened(id) {
+	switch open, full := h.sessions.streamOpened(id); {
+	case !open:
 		http.Error(w, "Not Found: unknown or expired session; initialize a new one", http.StatusNotFound)
+		return
+	case full:
+		h.log.Warn("refused an event stream: too many open on its session", logKeyLimit, maxStreams)
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("Service Unavailable: this session already has %d event streams open; close one first", maxStreams),
+			http.StatusServiceUnavailable)
 		return
 	}
 	defer h.sessions.streamClosed(id)

@@ -617,3 +617,42 @@ func TestHTTP_SessionCapPerPrincipal(t *testing.T) {
 		t.Errorf("without auth, %d sessions open under a per-principal cap of 1 and a cap of 2, want 2", n)
 	}
 }
+
+// TestHTTP_StreamCap: a session holds at most 8 event streams; the next
+// GET is refused with 503, and a stream that ends makes room.
+func TestHTTP_StreamCap(t *testing.T) {
+	_, _, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
+	id := openSession(t, url)
+	open := func() (*http.Response, context.CancelFunc) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); resp.Body.Close() })
+		return resp, cancel
+	}
+	var cancels []context.CancelFunc
+	for range 8 {
+		resp, cancel := open()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: status %d", len(cancels)+1, resp.StatusCode)
+		}
+		cancels = append(cancels, cancel)
+	}
+	if resp, _ := open(); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a ninth stream: status %d, want 503", resp.StatusCode)
+	}
+	cancels[0]()
+	waitFor(t, func() bool {
+		resp, cancel := open()
+		defer cancel()
+		return resp.StatusCode == http.StatusOK
+	})
+}

@@ -135,17 +135,27 @@ func (t *sessionTable) touch(id string) bool {
 	return ok
 }
 
-// streamOpened records an event stream on an open session and reports
-// whether id is open; a true result must be paired with streamClosed.
-func (t *sessionTable) streamOpened(id string) bool {
+// maxStreams is how many event streams one session may hold open. A
+// client needs one; each holds a connection and goroutines, and nothing
+// else bounded them.
+const maxStreams = 8
+
+// streamOpened records an event stream on session id and reports whether
+// id is open (open false: 404) and below maxStreams (full true: refused);
+// an ok result (open and not full) must be paired with streamClosed.
+func (t *sessionTable) streamOpened(id string) (open, full bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.open[id]
-	if ok {
-		s.streams++
-		s.lastSeen = t.now()
+	if !ok {
+		return false, false
 	}
-	return ok
+	if s.streams >= maxStreams {
+		return true, true
+	}
+	s.streams++
+	s.lastSeen = t.now()
+	return true, false
 }
 
 // streamClosed records the end of an event stream.
