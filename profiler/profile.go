@@ -210,7 +210,7 @@ func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, e
 	defer func() {
 		if r := recover(); r != nil {
 			_ = p.wait(pending)
-			err = fmt.Errorf("profiler: the source is malformed: %v", r)
+			err = malformed(r)
 		}
 	}()
 	rr, err := src.Open(ctx)
@@ -316,9 +316,14 @@ func (b *batchJob) recoverWorker() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if b.err == nil {
-			b.err = fmt.Errorf("profiler: the source is malformed: %v", r)
+			b.err = malformed(r)
 		}
 	}
+}
+
+// malformed is the error of a panic over a source's data.
+func malformed(panicked any) error {
+	return fmt.Errorf("profiler: the source is malformed: %v", panicked)
 }
 
 // start assigns the batch's columns to accumulators and launches the

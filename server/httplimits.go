@@ -52,9 +52,9 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 
 // servePost takes a request slot (503 beyond http.max_requests or
 // http.max_requests_per_principal), reads the body within the limits,
-// admits an initialize only below the session cap, refuses a request without a session ID (400; an
-// unknown ID is answered 404 by the transport) and records the use of an
-// existing session. The transport writes through a streamWriter, which
+// admits an initialize only below the session caps, refuses a request
+// without a session ID (400; an unknown ID is answered 404 by the
+// transport) and records the use of an existing session. The transport writes through a streamWriter, which
 // withholds or corrects the response as the protocol hooks decided and
 // carries the session's notifications (see relay).
 func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
