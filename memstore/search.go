@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/selmem/selmem/internal/textcut"
 )
 
 // MaxSearchLimit caps the number of hits one search returns.
@@ -164,13 +166,7 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 // joined by spaces. The embedder and the index then see the same words.
 func firstWords(text string) string {
 	cut := len(text) > maxQueryBytes
-	if cut {
-		end := maxQueryBytes
-		for end > 0 && !utf8.RuneStart(text[end]) {
-			end--
-		}
-		text = text[:end]
-	}
+	text = textcut.Prefix(text, maxQueryBytes)
 	var sb strings.Builder
 	var distinct []string
 	words, full := 0, false

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/selmem/selmem/internal/textcut"
 )
 
 type kind uint8
@@ -541,14 +543,7 @@ func countKey(s string) string {
 		return s
 	}
 	h := hash64(unsafeBytes(s))
-	head, tail := keyHead, len(s)-keyTail
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + "\x00" + strconv.FormatUint(h, 16) + "\x00" + s[tail:]
+	return textcut.Prefix(s, keyHead) + "\x00" + strconv.FormatUint(h, 16) + "\x00" + textcut.Suffix(s, keyTail)
 }
 
 // fullKey is the value a counted key stands for: the value itself, or

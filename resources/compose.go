@@ -3,7 +3,8 @@ package resources
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/selmem/selmem/internal/textcut"
 )
 
 // RelationshipsSource is the schema name of schemas/relationships.md, the
@@ -375,11 +376,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return textcut.Prefix(s, n-len("…")) + "…"
 }
 
 // oneLine returns the first line of s, trimmed.

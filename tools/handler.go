@@ -10,10 +10,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/internal/textcut"
 )
 
 // ignoredArgs are arguments every tool accepts and ignores: `command` is the
@@ -78,11 +79,7 @@ func cutError(res *mcp.CallToolResult) *mcp.CallToolResult {
 	}
 	for i, c := range res.Content {
 		if tc, ok := c.(mcp.TextContent); ok && len(tc.Text) > maxErrorText {
-			end := maxErrorText
-			for end > 0 && !utf8.RuneStart(tc.Text[end]) {
-				end--
-			}
-			tc.Text = tc.Text[:end] + " … (cut: the message quoted a long argument)"
+			tc.Text = textcut.Prefix(tc.Text, maxErrorText) + " … (cut: the message quoted a long argument)"
 			res.Content[i] = tc
 		}
 	}
