@@ -3,6 +3,7 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -50,24 +52,28 @@ func parquetFile(tb testing.TB) []byte {
 	return out.Bytes()
 }
 
-// FuzzProfile_Parquet profiles any bytes as a Parquet file: a malformed
-// file is an error, never a crash of the process. The reader's own
-// goroutines once panicked on a dictionary page header missing from a
-// page (testdata/fuzz), which no recover in the caller could catch.
-//
-// Malformed metadata can still make arrow-go allocate without bound,
-// which is fatal rather than a panic; only reading such files in a
-// process of their own would contain that.
-func FuzzProfile_Parquet(f *testing.F) {
-	f.Add(parquetFile(f))
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "x.parquet")
+// profileBytes returns a fuzz body that profiles its bytes as the file
+// name in dir. Only a crash fails it.
+func profileBytes(dir, name string) func(*testing.T, []byte) {
+	return func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, _ = Profile(context.Background(), FileSource{Path: p}, nil)
-	})
+	}
+}
+
+// FuzzProfile_Parquet profiles any bytes as a Parquet file: a malformed
+// file is an error, never a crash of the process. The reader's own
+// goroutines once panicked on a dictionary page header missing from a
+// page (testdata/fuzz), which no recover in the caller could catch.
+// Buffers of any size a file claims are refused by the profiler's
+// allocator (TestProfile_ColumnarMemory).
+func FuzzProfile_Parquet(f *testing.F) {
+	f.Add(parquetFile(f))
+	dir := f.TempDir()
+	f.Fuzz(profileBytes(dir, "x.parquet"))
 }
 
 // TestProfile_Parquet profiles a Parquet file of nested and typed columns.
@@ -129,4 +135,97 @@ func TestProfile_WorkerPanic(t *testing.T) {
 		t.Fatalf("Profile of a malformed batch: %v, want an error saying so", err)
 	}
 
+}
+
+// ipcFiles returns an Arrow IPC file and stream of batches batches of
+// rows rows each: an integer and a string column.
+func ipcFiles(tb testing.TB, batches, rows int, opts ...ipc.Option) (file, stream []byte) {
+	tb.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	opts = append(opts, ipc.WithSchema(schema))
+	var fb, sb bytes.Buffer
+	fw, err := ipc.NewFileWriter(&fb, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sw := ipc.NewWriter(&sb, opts...)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range batches {
+		for j := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64(i*rows + j))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name %d", j%97))
+		}
+		rec := b.NewRecordBatch()
+		for _, w := range []interface{ Write(arrow.RecordBatch) error }{fw, sw} {
+			if err := w.Write(rec); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		rec.Release()
+	}
+	if err := fw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := sw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return fb.Bytes(), sb.Bytes()
+}
+
+// FuzzProfile_Arrow profiles any bytes as an Arrow IPC file or stream: a
+// malformed one is an error, never a crash. The corpus in testdata/fuzz
+// keeps inputs that once ended the process: a message body and a
+// children vector claiming hundreds of gigabytes.
+func FuzzProfile_Arrow(f *testing.F) {
+	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}} {
+		file, stream := ipcFiles(f, 2, 5, opts...)
+		f.Add(file)
+		f.Add(stream)
+	}
+	dir := f.TempDir()
+	f.Fuzz(profileBytes(dir, "x.arrow"))
+}
+
+// TestProfile_ColumnarMemory: a columnar file is read within the memory
+// bound, batch after batch, and one whose buffers exceed the bound is an
+// error naming it.
+func TestProfile_ColumnarMemory(t *testing.T) {
+	defer func(m int64) { columnarMemory = m }(columnarMemory)
+	columnarMemory = 256 << 10
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		batches int
+		rows    int
+		opts    []ipc.Option
+		wantErr bool
+	}{
+		// 50 batches of about 20 KiB: over 1 MiB in all, so memory that
+		// is freed but not counted as free would exceed the bound.
+		{"many small batches", 50, 1000, nil, false},
+		{"many small compressed batches", 50, 1000, []ipc.Option{ipc.WithZstd()}, false},
+		// One batch of about 2 MiB, compressed to far less.
+		{"one batch over the bound", 1, 100000, []ipc.Option{ipc.WithZstd()}, true},
+	} {
+		file, stream := ipcFiles(t, tc.batches, tc.rows, tc.opts...)
+		for kind, data := range map[string][]byte{"file": file, "stream": stream} {
+			p := filepath.Join(dir, "t.arrow")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+			switch {
+			case tc.wantErr && (err == nil || !strings.Contains(err.Error(), "beyond the profiler's bound")):
+				t.Errorf("%s, %s: %v, want an error naming the bound", tc.name, kind, err)
+			case !tc.wantErr && err != nil:
+				t.Errorf("%s, %s: %v", tc.name, kind, err)
+			case !tc.wantErr && tp.Rows != int64(tc.batches*tc.rows):
+				t.Errorf("%s, %s: %d rows, want %d", tc.name, kind, tp.Rows, tc.batches*tc.rows)
+			}
+		}
+	}
 }

@@ -14,9 +14,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/selmem/selmem/profiler/ipcmeta"
 )
 
 // Source is a tabular data source that can be read as Arrow record batches.
@@ -228,19 +230,27 @@ type batchReader interface {
 	Release()
 }
 
+// openColumnar opens a Parquet file or an Arrow IPC file or stream. Its
+// Arrow memory comes from a budgetAllocator, and Arrow IPC metadata is
+// checked first (ipcmeta), so a malformed file is an error, not a crash.
 func openColumnar(ra readAtSeeker, format string) (batchReader, error) {
+	size, err := ra.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := ra.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
+	mem := newBudgetAllocator(columnarMemory)
 	if format == "parquet" {
-		pf, err := file.NewParquetReader(ra)
+		pf, err := file.NewParquetReader(ra, file.WithReadProps(parquet.NewReaderProperties(mem)))
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 		}
 		// Not Parallel: the reader's own goroutines would end the process
 		// on a panic over a malformed file, which Profile recovers from
 		// in its goroutine.
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 32768}, memory.DefaultAllocator)
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 32768}, mem)
 		if err != nil {
 			pf.Close()
 			return nil, err
@@ -252,17 +262,21 @@ func openColumnar(ra readAtSeeker, format string) (batchReader, error) {
 		}
 		return &closingReader{batchReader: rr, close: pf.Close}, nil
 	}
+	if err := ipcmeta.Check(ra, size); err != nil {
+		return nil, err
+	}
 	magic := make([]byte, 6)
 	io.ReadFull(ra, magic)
 	ra.Seek(0, io.SeekStart)
 	if string(magic) == "ARROW1" {
-		fr, err := ipc.NewFileReader(ra)
+		fr, err := ipc.NewFileReader(ra, ipc.WithAllocator(mem))
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Arrow IPC file: %w", err)
 		}
 		return &ipcFileReader{fr: fr}, nil
 	}
-	r, err := ipc.NewReader(ra)
+	// NewReader would not pass its size limits on to its message reader.
+	r, err := ipc.NewReaderFromMessageReader(ipc.NewMessageReader(ra, ipc.WithAllocator(mem)), ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Arrow IPC stream: %w", err)
 	}
