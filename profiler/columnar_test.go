@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -227,5 +228,40 @@ func TestProfile_ColumnarMemory(t *testing.T) {
 				t.Errorf("%s, %s: %d rows, want %d", tc.name, kind, tp.Rows, tc.batches*tc.rows)
 			}
 		}
+	}
+}
+
+// TestProfile_GzipColumnar: a gzipped columnar file is spilled and read;
+// one that would grow past maxSpillRatio times its size is refused
+// before it fills the temporary directory.
+func TestProfile_GzipColumnar(t *testing.T) {
+	file, _ := ipcFiles(t, 2, 100)
+	gz := func(data []byte) []byte {
+		var out bytes.Buffer
+		zw := gzip.NewWriter(&out)
+		if _, err := zw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.arrow.gz")
+	if err := os.WriteFile(p, gz(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tp, err := Profile(context.Background(), FileSource{Path: p}, nil); err != nil || tp.Rows != 200 {
+		t.Fatalf("gzipped Arrow file: %v, want 200 rows", err)
+	}
+	// An Arrow file's magic, then 100 MiB of zeros: about 100 KiB gzipped.
+	bomb := append([]byte("ARROW1\x00\x00"), make([]byte, 100<<20)...)
+	if err := os.WriteFile(p, gz(bomb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err == nil || !strings.Contains(err.Error(), "times its compressed size") {
+		t.Fatalf("gzip bomb: %v, want a refusal naming the ratio", err)
 	}
 }

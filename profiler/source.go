@@ -144,7 +144,7 @@ func (f FileSource) Open(ctx context.Context) (RecordReader, error) {
 	case "parquet", "arrow":
 		var ra readAtSeeker = fh
 		if gz {
-			tmp, err := spill(r)
+			tmp, err := spill(r, st.Size())
 			if err != nil {
 				fh.Close()
 				return nil, err
@@ -208,14 +208,25 @@ func (t tmpCloser) Close() error {
 	return os.Remove(t.f.Name())
 }
 
-// spill decompresses a stream to a temporary file, for formats that need
-// random access (Parquet, Arrow IPC file).
-func spill(r io.Reader) (*os.File, error) {
+// maxSpillRatio bounds how many times its compressed size a columnar
+// file may grow when spilled: compact formats gain little from gzip, and
+// a gzip bomb (a thousandfold) would fill the temporary directory.
+const maxSpillRatio = 64
+
+// spill decompresses a stream of a file of compressed bytes to a
+// temporary file, for formats that need random access (Parquet, Arrow
+// IPC), refusing more than maxSpillRatio times compressed bytes.
+func spill(r io.Reader, compressed int64) (*os.File, error) {
 	tmp, err := os.CreateTemp("", "selmem-profile-*")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(tmp, r); err != nil {
+	limit := maxSpillRatio * max(compressed, 1<<20)
+	n, err := io.Copy(tmp, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("it grows past %d times its compressed size; decompress it first", maxSpillRatio)
+	}
+	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("profiler: decompressing: %w", err)
