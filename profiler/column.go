@@ -656,7 +656,6 @@ func (c *colAcc) hashed(h uint64, known bool, cls classSet) {
 	} else if refused {
 		c.keyCap = true
 	}
-	return
 }
 
 func clip(s string, n int) string {

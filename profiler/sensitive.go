@@ -163,7 +163,7 @@ func (p *piiAcc) endSample() {
 }
 
 func (p *piiAcc) shapeIndex(s string, cs classSet) int16 {
-	if p.shapeNames != nil && len(p.shapeNames) >= piiMaxShapes {
+	if len(p.shapeNames) >= piiMaxShapes {
 		return -1
 	}
 	var buf [piiShapeLen + 8]byte

@@ -49,14 +49,6 @@ func (h *hll) add(x uint64) {
 	}
 }
 
-func (h *hll) merge(o *hll) {
-	for i, r := range o.reg {
-		if r > h.reg[i] {
-			h.reg[i] = r
-		}
-	}
-}
-
 func (h *hll) estimate() float64 {
 	m := float64(len(h.reg))
 	sum, zeros := 0.0, 0
@@ -155,18 +147,6 @@ func (s *kll) compress() {
 		}
 		s.levels[h] = append(s.levels[h][:0], keep...)
 	}
-}
-
-func (s *kll) merge(o *kll) {
-	for len(s.levels) < len(o.levels) {
-		s.levels = append(s.levels, nil)
-	}
-	s.setCaps()
-	for h, lv := range o.levels {
-		s.levels[h] = append(s.levels[h], lv...)
-	}
-	s.n += o.n
-	s.compress()
 }
 
 // quantiles returns the values at the given ranks (0..1).

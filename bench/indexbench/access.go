@@ -14,11 +14,10 @@ import (
 // aclResult compares, for one mode, a principal allowed some workspaces
 // with an unfiltered search, over the same queries in the same process.
 type aclResult struct {
-	mode                    string
-	all, filtered           result // p50 and p99
-	hitsAll, hitsFiltered   float64
-	violations              int // filtered hits outside the readable workspaces
-	emptyAll, emptyFiltered int
+	mode                  string
+	all, filtered         result // p50 and p99
+	hitsAll, hitsFiltered float64
+	violations            int // filtered hits outside the readable workspaces
 }
 
 // readableFilter returns the filter of a principal allowed n of the

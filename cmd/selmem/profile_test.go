@@ -199,14 +199,14 @@ func TestCLI_ProfileSources(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("TEST_PROFILE_TOKEN", "Bearer t0ken-value")
 
-	code, stdout, stderr := cli(t, home, "", "profile", "--sql", dbPath, "SELECT * FROM p", "--workspace", "shop", "--name", "products")
+	code, _, stderr := cli(t, home, "", "profile", "--sql", dbPath, "SELECT * FROM p", "--workspace", "shop", "--name", "products")
 	if code != exitOK {
 		t.Fatalf("sql: exit %d: %s", code, stderr)
 	}
 	if md := gitShow(t, home, "workspaces/shop/schemas/products.md"); !strings.Contains(md, "connector: \"sql:sqlite:shop.db\"\nrows: 3\n") {
 		t.Errorf("products.md:\n%s", md)
 	}
-	code, stdout, stderr = cli(t, home, "", "profile", "--url", srv.URL+"/v1/items?api_key=s3cret", "--records-path", "data.items",
+	code, stdout, stderr := cli(t, home, "", "profile", "--url", srv.URL+"/v1/items?api_key=s3cret", "--records-path", "data.items",
 		"--header", "Authorization: TEST_PROFILE_TOKEN", "--workspace", "shop", "--name", "items")
 	if code != exitOK {
 		t.Fatalf("url: exit %d: %s%s", code, stdout, stderr)

@@ -68,8 +68,7 @@ func Require(tb testing.TB) string {
 
 // Browser is a headless browser started for one test.
 type Browser struct {
-	ctx  context.Context // the first tab's chromedp context; owns the process
-	path string
+	ctx context.Context // the first tab's chromedp context; owns the process
 }
 
 // New starts a headless browser for tb (after Require) and stops it when
@@ -109,11 +108,8 @@ func newBrowser(tb testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`1`)); err != nil {
 		tb.Fatalf("browsertest: start %s: %v", path, err)
 	}
-	return &Browser{ctx: ctx, path: path}
+	return &Browser{ctx: ctx}
 }
-
-// Path returns the browser binary in use.
-func (b *Browser) Path() string { return b.path }
 
 // ConsoleMessage is a console call, an uncaught exception or a browser
 // log entry of a page.

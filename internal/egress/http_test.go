@@ -129,8 +129,7 @@ func TestHTTPClient_Credentials(t *testing.T) {
 	const secret = "s3cret-token"
 	env := map[string]string{"SALES_TOKEN": secret}
 	attacker := egresstest.NewRecorder(t, nil)
-	var api *egresstest.Recorder
-	api = egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	api := egresstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/away" {
 			http.Redirect(w, r, attacker.URL+"/stolen", http.StatusFound)
 			return

@@ -47,10 +47,10 @@ func (t *recordingTransport) record(err error) {
 }
 
 // failure returns what went wrong on the wire, if anything did.
-func (t *recordingTransport) failure() (error, int) {
+func (t *recordingTransport) failure() (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.err, t.status
+	return t.status, t.err
 }
 
 // httpTransport is the session's transport to s.URL: a policy client (the

@@ -184,7 +184,7 @@ func (c *call) explain(ctx context.Context, doing string, err error) *Error {
 		return c.fail(ErrUnavailable, ce, "", "cancelled while %s", doing)
 	}
 	if c.wire != nil {
-		werr, status := c.wire.failure()
+		status, werr := c.wire.failure()
 		var re *egress.RefusedError
 		switch {
 		case errors.As(werr, &re):

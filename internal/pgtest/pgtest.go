@@ -186,9 +186,6 @@ func (c *Cluster) NewDatabase(tb testing.TB) string {
 	return c.dsn(name)
 }
 
-// Port is the TCP port the cluster listens on at 127.0.0.1.
-func (c *Cluster) Port() int { return c.port }
-
 // LogPath is the server's log file.
 func (c *Cluster) LogPath() string { return c.logPath }
 

@@ -96,16 +96,6 @@ var (
 	reAWSSecretBody = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
 )
 
-// spanOf returns a finding for the first match of re in line, using
-// submatch group g for the span when g > 0.
-func spanOf(re *regexp.Regexp, k *secretKind, line string, g int) (secretFinding, bool) {
-	m := re.FindStringSubmatchIndex(line)
-	if m == nil {
-		return secretFinding{}, false
-	}
-	return secretFinding{kind: k, start: m[2*g], end: m[2*g+1]}, true
-}
-
 func simple(k *secretKind, re *regexp.Regexp, needles ...string) secretDetector {
 	return secretDetector{needles: needles, match: func(line, _ string) (secretFinding, bool) {
 		for _, m := range re.FindAllStringIndex(line, -1) {

@@ -52,7 +52,7 @@ func TestStore_PostgresOutage(t *testing.T) {
 	}
 	p := "/memories/workspaces/ops/task.md"
 
-	s, pg := open()
+	s, _ := open()
 	if _, err := s.Create(ctx, p, "# Task\n\n- Escalate incidents after 30 minutes.\n", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestStore_PostgresOutage(t *testing.T) {
 	}
 	// A second server starts while Postgres is down.
 	s.Close(ctx)
-	s, pg = open()
+	s, pg := open()
 	if res := search(s, "escalate incidents"); res.Degraded == "" {
 		t.Errorf("opened during the outage: search not marked degraded")
 	}
