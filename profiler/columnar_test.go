@@ -68,9 +68,10 @@ func profileBytes(dir, name string) func(*testing.T, []byte) {
 // FuzzProfile_Parquet profiles any bytes as a Parquet file: a malformed
 // file is an error, never a crash of the process. The reader's own
 // goroutines once panicked on a dictionary page header missing from a
-// page (testdata/fuzz), which no recover in the caller could catch.
-// Buffers of any size a file claims are refused by the profiler's
-// allocator (TestProfile_ColumnarMemory).
+// page, and, in the goroutines that open a struct's children, on a
+// column chunk of negative length (testdata/fuzz): no recover in the
+// caller could catch either. Buffers of any size a file claims are
+// refused by the profiler's allocator (TestProfile_ColumnarMemory).
 func FuzzProfile_Parquet(f *testing.F) {
 	f.Add(parquetFile(f))
 	dir := f.TempDir()

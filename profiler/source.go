@@ -254,9 +254,15 @@ func openColumnar(ra readAtSeeker, format string) (batchReader, error) {
 	}
 	mem := newBudgetAllocator(columnarMemory)
 	if format == "parquet" {
-		pf, err := file.NewParquetReader(ra, file.WithReadProps(parquet.NewReaderProperties(mem)))
+		props := parquet.NewReaderProperties(mem)
+		props.BufferedStreamEnabled = true // a column chunk is read in parts, not whole
+		pf, err := file.NewParquetReader(ra, file.WithReadProps(props))
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+		}
+		if err := checkParquet(pf, size); err != nil {
+			pf.Close()
+			return nil, err
 		}
 		// Not Parallel: the reader's own goroutines would end the process
 		// on a panic over a malformed file, which Profile recovers from
