@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // parquetFile returns a small Parquet file of four columns (integer,
@@ -264,5 +268,70 @@ func TestProfile_GzipColumnar(t *testing.T) {
 	_, err := Profile(context.Background(), FileSource{Path: p}, nil)
 	if err == nil || !strings.Contains(err.Error(), "times its compressed size") {
 		t.Fatalf("gzip bomb: %v, want a refusal naming the ratio", err)
+	}
+}
+
+// TestProfile_HugeBatch: a batch is profiled in parts, so that a file of
+// a few hundred bytes claiming 2^31-1 rows of an all-null column (the
+// most ipcmeta lets through) stops when its profile is cancelled, and a
+// batch cut into parts profiles as the same rows in batches of their own.
+func TestProfile_HugeBatch(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, schema *arrow.Schema, recs ...arrow.RecordBatch) string {
+		var out bytes.Buffer
+		w := ipc.NewWriter(&out, ipc.WithSchema(schema))
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	nulls := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.Null, Nullable: true}}, nil)
+	const rows = 1<<31 - 1
+	p := write("nulls.arrow", nulls, array.NewRecordBatch(nulls, []arrow.Array{array.NewNull(rows)}, rows))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := Profile(ctx, FileSource{Path: p}, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("profile of 2^31-1 null rows: %v, want it cancelled", err)
+	}
+
+	// 3.5 parts in one batch, and the same rows in batches of a part.
+	file, _ := ipcFiles(t, 1, 7*maxPartRows/2)
+	whole := filepath.Join(dir, "whole.arrow")
+	if err := os.WriteFile(whole, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: whole}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.RecordBatch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []arrow.RecordBatch
+	for off := int64(0); off < rec.NumRows(); off += maxPartRows {
+		parts = append(parts, rec.NewSlice(off, min(off+maxPartRows, rec.NumRows())))
+	}
+	split, err := Profile(context.Background(), FileSource{Path: write("split.arrow", rec.Schema(), parts...)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.Name, split.Name = "", ""
+	if diff := cmp.Diff(split, tp, cmpopts.IgnoreUnexported(ValueCount{})); diff != "" {
+		t.Errorf("one batch of %d rows vs batches of %d (-split +whole):\n%s", rec.NumRows(), maxPartRows, diff)
 	}
 }

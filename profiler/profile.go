@@ -192,6 +192,9 @@ const MaxColumns = 1000
 // errTooManyColumns refuses a source with more than MaxColumns columns.
 var errTooManyColumns = fmt.Errorf("profiler: the source has more than %d columns; profile a narrower view of it (a query selecting the columns, or records with fewer distinct keys)", MaxColumns)
 
+// maxPartRows is the most rows Profile hands its workers at once.
+const maxPartRows = 1 << 16
+
 // QuantileRanks are the ranks reported in NumStats.Quantiles and DateStats.
 var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
 
@@ -220,22 +223,33 @@ func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, e
 	defer rr.Release()
 
 	for rr.Next() {
-		if err := ctx.Err(); err != nil {
-			_ = p.wait(pending)
-			return nil, err
-		}
 		rec := rr.RecordBatch()
 		if p.columnsWith(rec.Schema()) > MaxColumns {
 			_ = p.wait(pending)
 			return nil, errTooManyColumns
 		}
-		rec.Retain()
-		if err := p.wait(pending); err != nil {
-			rec.Release()
-			pending = nil
-			return nil, err
+		// A batch is profiled in parts of at most maxPartRows rows, so
+		// that a cancelled profile stops within one part: a columnar
+		// file of a few hundred bytes can claim a batch of 2^40 rows
+		// of an all-null column.
+		for off, n := int64(0), rec.NumRows(); off == 0 || off < n; off += maxPartRows {
+			if err := ctx.Err(); err != nil {
+				_ = p.wait(pending)
+				return nil, err
+			}
+			part := rec
+			if n > maxPartRows {
+				part = rec.NewSlice(off, min(off+maxPartRows, n))
+			} else {
+				part.Retain()
+			}
+			if err := p.wait(pending); err != nil {
+				part.Release()
+				pending = nil
+				return nil, err
+			}
+			pending = p.start(part)
 		}
-		pending = p.start(rec)
 		if o.Progress != nil {
 			read, total := rr.Progress()
 			o.Progress(read, total)
