@@ -237,9 +237,17 @@ func (b buffer) checkField(f table, depth int, seen *int) error {
 	return b.eachTable(f, 5, func(c table) error { return b.checkField(c, depth+1, seen) })
 }
 
-// recordBatch checks a RecordBatch table: its nodes and buffers fit, and
-// its variadic buffer counts name no more buffers than it has.
+// recordBatch checks a RecordBatch table: it has at most MaxRows rows,
+// its nodes and buffers fit, and its variadic buffer counts name no more
+// buffers than it has.
 func (b buffer) recordBatch(rb table) error {
+	rows, err := b.int64Field(rb, 0)
+	if err != nil {
+		return err
+	}
+	if rows < 0 || rows > MaxRows {
+		return malformed("a record batch of %d rows, outside [0, %d]", rows, MaxRows)
+	}
 	if _, _, err := b.vectorField(rb, 1, 16); err != nil { // nodes
 		return err
 	}

@@ -8,8 +8,8 @@
 // end. Each is fatal to the process (out of memory, stack overflow), not
 // a panic a caller could recover. Check refuses such metadata: every
 // vector must fit in the message that holds it, fields nest at most
-// MaxDepth deep and number at most MaxFields, and every message lies
-// within the file.
+// MaxDepth deep and number at most MaxFields, a record batch has at most
+// MaxRows rows, and every message lies within the file.
 //
 // Check reads only metadata (flatbuffers), never record bodies; the sizes
 // of bodies and of decompressed buffers are left to the reader's limits
@@ -28,6 +28,11 @@ const (
 	MaxDepth  = 64
 	MaxFields = 1 << 16
 )
+
+// MaxRows is the most rows a record batch may have: the bound Arrow's
+// format documents for portable files. A batch of columns without
+// buffers (all-null) can claim any number of rows in a few bytes.
+const MaxRows = 1<<31 - 1
 
 // MaxMetadata is the longest message metadata or footer Check reads. A
 // schema or record batch of a thousand columns takes some hundred KiB.

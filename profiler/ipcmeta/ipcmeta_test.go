@@ -148,9 +148,9 @@ func schemaMessage(b *flatbuffers.Builder, fields ...flatbuffers.UOffsetT) []byt
 	return message(b, headerSchema, b.EndObject(), nil)
 }
 
-// recordMessage builds a RecordBatch of the given number of buffers and
-// variadic buffer counts.
-func recordMessage(b *flatbuffers.Builder, buffers int, variadic []int64) []byte {
+// recordMessage builds a RecordBatch of the given rows, number of
+// buffers and variadic buffer counts.
+func recordMessage(b *flatbuffers.Builder, rows int64, buffers int, variadic []int64) []byte {
 	b.StartVector(8, len(variadic), 8)
 	for i := len(variadic) - 1; i >= 0; i-- {
 		b.PrependInt64(variadic[i])
@@ -163,7 +163,7 @@ func recordMessage(b *flatbuffers.Builder, buffers int, variadic []int64) []byte
 	}
 	bufs := b.EndVector(buffers)
 	b.StartObject(5)
-	b.PrependInt64Slot(0, 1, 0)
+	b.PrependInt64Slot(0, rows, 0)
 	b.PrependUOffsetTSlot(2, bufs, 0)
 	b.PrependUOffsetTSlot(4, vc, 0)
 	return message(b, headerRecord, b.EndObject(), nil)
@@ -231,11 +231,19 @@ func TestCheck_Refuses(t *testing.T) {
 		{"one field shared to name 2^30 fields", "number more than 65536", func() []byte { b := builder(); return append(schemaMessage(b, shared(b, 30)), eos...) }()},
 		{"variadic buffers beyond the batch's", "variadic buffer counts", func() []byte {
 			b := builder()
-			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 3, []int64{2, 2})...), eos...)
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1, 3, []int64{2, 2})...), eos...)
 		}()},
 		{"negative variadic count", "variadic buffer counts", func() []byte {
 			b := builder()
-			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 3, []int64{-1})...), eos...)
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1, 3, []int64{-1})...), eos...)
+		}()},
+		{"a batch of 2^31 rows", "outside [0, 2147483647]", func() []byte {
+			b := builder()
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1<<31, 0, nil)...), eos...)
+		}()},
+		{"a batch of negative rows", "outside [0, 2147483647]", func() []byte {
+			b := builder()
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), -5, 0, nil)...), eos...)
 		}()},
 		{"stream message longer than the stream", "runs past the end", patched(stream, 4, 1<<20)},
 		{"metadata beyond the bound", "outside [4, 16777216]", append(patched(stream, 4, MaxMetadata+8), make([]byte, MaxMetadata+16)...)},
@@ -261,9 +269,13 @@ func TestCheck_ValidShapes(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"fields nested 64 deep":                func() []byte { b := builder(); return append(schemaMessage(b, chain(b, 64)), eos...) }(),
 		"one field shared to name 2^15 fields": func() []byte { b := builder(); return append(schemaMessage(b, shared(b, 15)), eos...) }(),
+		"a batch of 2^31-1 rows": func() []byte {
+			b := builder()
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1<<31-1, 0, nil)...), eos...)
+		}(),
 		"variadic buffers within the batch's": func() []byte {
 			b := builder()
-			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 4, []int64{2, 2})...), eos...)
+			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1, 4, []int64{2, 2})...), eos...)
 		}(),
 	} {
 		if err := check(data); err != nil {
