@@ -60,6 +60,9 @@ func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
 		src = charmap.Windows1252.NewDecoder().Reader(br)
 		head, _ = charmap.Windows1252.NewDecoder().Bytes(head)
 	}
+	// The reader ends a record at a bare CR as at LF ("CSV (Macintosh)"
+	// files end every line so); encoding/csv and sniffDelimiter do not.
+	head = bareCRToLF(head)
 	s.Delimiter = sniffDelimiter(head, tsvHint)
 	cr := csv.NewReader(bytes.NewReader(head))
 	cr.Comma = rune(s.Delimiter)
@@ -76,9 +79,6 @@ func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
 	if len(recs) == 0 {
 		return nil, s, errors.New("profiler: no complete line in the first 64 KiB; is this a delimited text file?")
 	}
-	if len(head) == sniffBytes && len(recs) == 1 {
-		// first record does not even end in the window: keep it as header anyway
-	}
 	if len(recs[0]) > MaxColumns {
 		return nil, s, errTooManyColumns
 	}
@@ -89,6 +89,24 @@ func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
 		s.Columns = uniqueNames(make([]string, len(recs[0])))
 	}
 	return src, s, nil
+}
+
+// bareCRToLF returns b with each CR not followed by LF made an LF (a
+// copy when there is one).
+func bareCRToLF(b []byte) []byte {
+	var out []byte
+	for i, c := range b {
+		if c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			if out == nil {
+				out = bytes.Clone(b)
+			}
+			out[i] = '\n'
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 func controlShare(b []byte) float64 {

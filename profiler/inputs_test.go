@@ -406,3 +406,40 @@ func TestRecordsAt_Messages(t *testing.T) {
 		})
 	}
 }
+
+// TestProfile_LineEndings: a CSV profiles the same whatever ends its
+// lines: LF, CRLF, or the bare CR of Excel's "CSV (Macintosh)".
+func TestProfile_LineEndings(t *testing.T) {
+	lines := []string{"name,qty,note", "apple,3,\"red, round\"", "pear,5,green", "plum,7,", "fig,11,\"soft\""}
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, eol string }{
+		{"LF", "\n"},
+		{"CRLF", "\r\n"},
+		{"CR", "\r"},
+	} {
+		for _, trailing := range []bool{true, false} {
+			body := strings.Join(lines, tc.eol)
+			if trailing {
+				body += tc.eol
+			}
+			p := filepath.Join(dir, "t.csv")
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if got := strings.Join(colNames(tp), ","); got != "name,qty,note" || tp.Rows != 4 {
+				t.Errorf("%s (trailing %v): columns %s, %d rows; want name,qty,note and 4", tc.name, trailing, got, tp.Rows)
+				continue
+			}
+			if c := col(tp, "qty"); c.Type != TypeInteger {
+				t.Errorf("%s (trailing %v): qty is %s, want integer", tc.name, trailing, c.Type)
+			}
+			if c := col(tp, "note"); c.Empty != 1 || c.Nulls != 0 {
+				t.Errorf("%s (trailing %v): note has %d empty, %d nulls; want 1 and 0", tc.name, trailing, c.Empty, c.Nulls)
+			}
+		}
+	}
+}
