@@ -23,6 +23,9 @@ type CSVSniff struct {
 	Header    bool
 	Columns   []string
 	Encoding  string
+	// Preamble counts the lines above the table (a title, an export
+	// note), which the reader skips.
+	Preamble int
 }
 
 const sniffBytes = 64 << 10
@@ -79,6 +82,8 @@ func sniffCSV(r io.Reader, tsvHint bool) (io.Reader, CSVSniff, error) {
 	if len(recs) == 0 {
 		return nil, s, errors.New("profiler: no complete line in the first 64 KiB; is this a delimited text file?")
 	}
+	s.Preamble = preamble(recs)
+	recs = recs[s.Preamble:]
 	if len(recs[0]) > MaxColumns {
 		return nil, s, errTooManyColumns
 	}
@@ -107,6 +112,38 @@ func bareCRToLF(b []byte) []byte {
 		return b
 	}
 	return out
+}
+
+// maxPreamble is the most lines preamble takes for a title above a table.
+const maxPreamble = 10
+
+// preamble returns how many leading records are a title or notes above
+// the table, as spreadsheets export them ("Sales report,,,", "Generated:
+// 2026-12-01"): records of one non-empty field that is not a number,
+// followed by at least two records, the first with two non-empty fields
+// or more. A table of one column has none.
+func preamble(recs [][]string) int {
+	filled := func(r []string) (n int, last string) {
+		for _, f := range r {
+			if strings.TrimSpace(f) != "" {
+				n, last = n+1, f
+			}
+		}
+		return n, last
+	}
+	for k, r := range recs {
+		n, v := filled(r)
+		if n >= 2 {
+			if k > maxPreamble || len(recs)-k < 2 {
+				return 0
+			}
+			return k
+		}
+		if kind := cellKind(v); kind == kInt || kind == kDec || kind == kDecC {
+			return 0
+		}
+	}
+	return 0
 }
 
 func controlShare(b []byte) float64 {
@@ -275,7 +312,7 @@ type csvReader struct {
 	fieldLen   int
 	fieldQuot  bool
 	fieldTrunc bool
-	skipFirst  bool
+	skip       int // records still to skip: the preamble and the header
 
 	data  [][]byte
 	offs  [][]int32
@@ -304,7 +341,10 @@ func newCSVReader(r io.Reader, s CSVSniff, maxField int) *csvReader {
 		fields[i] = arrow.Field{Name: n, Type: arrow.BinaryTypes.String, Nullable: true}
 	}
 	c := &csvReader{r: r, buf: make([]byte, 1<<20), delim: s.Delimiter, names: s.Columns,
-		schema: arrow.NewSchema(fields, nil), maxField: maxField, skipFirst: s.Header}
+		schema: arrow.NewSchema(fields, nil), maxField: maxField, skip: s.Preamble}
+	if s.Header {
+		c.skip++
+	}
 	c.special[c.delim], c.special['\n'], c.special['\r'], c.special['"'] = true, true, true, true
 	c.resetBatch()
 	return c
@@ -381,8 +421,8 @@ func (c *csvReader) endRecord() bool {
 		}
 	}
 	c.col = 0
-	if c.skipFirst {
-		c.skipFirst = false
+	if c.skip > 0 {
+		c.skip--
 		c.resetBatch()
 		c.long, c.short = 0, 0
 		return false

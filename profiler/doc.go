@@ -4,7 +4,9 @@
 // relationships between sources.
 //
 // Sources (FileSource, SQLSource, RESTSource) are read as Apache Arrow
-// record batches in one streaming pass. SQL and REST sources connect
+// record batches in one streaming pass. A delimited file's encoding,
+// delimiter, header and any title lines above its table are sniffed from
+// its first 64 KiB; lines may end in LF, CRLF or a bare CR. SQL and REST sources connect
 // through the outbound policy of package internal/egress: read-only
 // queries, no loopback, private or metadata address unless allowed,
 // credentials only for the hosts they are bound to. Column statistics run in parallel

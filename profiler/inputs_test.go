@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -441,5 +442,51 @@ func TestProfile_LineEndings(t *testing.T) {
 				t.Errorf("%s (trailing %v): note has %d empty, %d nulls; want 1 and 0", tc.name, trailing, c.Empty, c.Nulls)
 			}
 		}
+	}
+}
+
+// TestSniffCSV_Preamble: a title or notes above a table, as spreadsheets
+// export them, are skipped; a table's own first rows never are.
+func TestSniffCSV_Preamble(t *testing.T) {
+	table := "region,units,price\nnorth,3,1.50\nsouth,5,2.25\neast,7,3.00\n"
+	for _, tc := range []struct {
+		name, csv string
+		preamble  int
+		header    bool
+	}{
+		{"no preamble", table, 0, true},
+		{"a title", "Sales report\n" + table, 1, true},
+		{"a padded title and a blank row", "Sales report,,\n,,\n" + table, 2, true},
+		{"notes", "# exported from the shop\nGenerated: 2026-12-01\n" + table, 2, true},
+		{"a title above a headerless table", "Sales\nnorth,3,1.50\nsouth,5,2.25\n", 1, false},
+		{"one column", "name\nann\nbob\ncy\n", 0, true},
+		{"a number above the table is data", "42\n" + table, 0, false},
+		{"more lines above than a title takes", strings.Repeat("note\n", 11) + table, 0, false},
+		{"nothing after the title", "Sales report\nregion,units\n", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, sn, err := sniffCSV(strings.NewReader(tc.csv), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sn.Preamble != tc.preamble || sn.Header != tc.header && tc.preamble > 0 {
+				t.Errorf("preamble %d, header %v; want %d, %v", sn.Preamble, sn.Header, tc.preamble, tc.header)
+			}
+		})
+	}
+
+	p := filepath.Join(t.TempDir(), "report.csv")
+	if err := os.WriteFile(p, []byte("Sales report,,\n,,\n"+table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(colNames(tp), ","); got != "region,units,price" || tp.Rows != 3 || col(tp, "units").Type != TypeInteger {
+		t.Errorf("columns %s, %d rows, units %s; want region,units,price, 3 rows, integer", got, tp.Rows, col(tp, "units").Type)
+	}
+	if !slices.ContainsFunc(tp.Warnings, func(w string) bool { return strings.Contains(w, "skipped 2 line(s) above the table") }) {
+		t.Errorf("warnings %q do not name the skipped lines", tp.Warnings)
 	}
 }

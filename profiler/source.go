@@ -132,6 +132,9 @@ func (f FileSource) Open(ctx context.Context) (RecordReader, error) {
 		if !sn.Header {
 			base.warnings = append(base.warnings, "no header row detected; columns are named column_1, column_2, …")
 		}
+		if sn.Preamble > 0 {
+			base.warnings = append(base.warnings, fmt.Sprintf("skipped %d line(s) above the table (a title or note)", sn.Preamble))
+		}
 		return &csvSource{baseReader: base, csvReader: newCSVReader(src, sn, mf)}, nil
 	case "json", "jsonl":
 		jr, err := newJSONReader(r, 0)
