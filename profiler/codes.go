@@ -82,9 +82,12 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 			n := cp.Numeric
 			var f float64
 			var err error
-			if cp.Format == formatDecComma {
+			switch cp.Format {
+			case formatDecComma:
 				f, err = strconv.ParseFloat(strings.Replace(strings.ReplaceAll(t, ".", ""), ",", ".", 1), 64)
-			} else {
+			case formatGrouped:
+				f, err = strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64)
+			default:
 				f, err = strconv.ParseFloat(t, 64)
 			}
 			if err != nil {
@@ -110,3 +113,7 @@ func placeholders(cp *ColumnProfile, sc []ValueCount) []ValueCount {
 // formatDecComma is the Format of a decimal column written with decimal
 // commas (3,5).
 const formatDecComma = "with decimal comma"
+
+// formatGrouped is the Format of a decimal column written with ','
+// between groups of thousands (1,234.50).
+const formatGrouped = "with thousands separators"

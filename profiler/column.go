@@ -19,10 +19,14 @@ const (
 	kBool
 	kDate
 	kDecC // a decimal with a decimal comma: 3,5 or 1.234,5
+	kDecG // a number with ',' between groups of thousands: 1,234.5 or 1,234,567
 	nKinds
 )
 
-var kindNames = [nKinds]string{"text", "integer", "decimal", "boolean", "date/time", "decimal-comma numbers"}
+// number reports a kind of number, whatever its notation.
+func (k kind) number() bool { return k == kInt || k == kDec || k == kDecC || k == kDecG }
+
+var kindNames = [nKinds]string{"text", "integer", "decimal", "boolean", "date/time", "decimal-comma numbers", "numbers with thousands separators"}
 
 // isNullToken reports whether s is one of the conventional missing-value
 // markers: ?, NA, N/A, null, none, nan, #N/A, nil (case-insensitive).
@@ -185,6 +189,50 @@ func parseDecComma(s string) (f float64, dec3, ok bool) {
 	return f, len(frac) == 3 && !grouped, true
 }
 
+// parseGrouped parses a number written with ',' between groups of
+// thousands and an optional '.' before its fraction, when it cannot be a
+// decimal comma: 1,234.5  -12,000.00  1,234,567. (1,234 alone is left to
+// parseDecComma, which flags it as either.)
+func parseGrouped(s string) (float64, bool) {
+	i := 0
+	if s[0] == '-' || s[0] == '+' {
+		i = 1
+	}
+	whole, frac, dot := strings.Cut(s[i:], ".")
+	groups := strings.Split(whole, ",")
+	if len(groups) < 2 || !dot && len(groups) < 3 || dot && frac == "" {
+		return 0, false
+	}
+	var b [64]byte
+	n := copy(b[:], s[:i])
+	for j, g := range groups {
+		if g == "" || len(g) > 3 || j > 0 && len(g) != 3 || j == 0 && g[0] == '0' || n+len(g) > 40 {
+			return 0, false
+		}
+		for k := 0; k < len(g); k++ {
+			if g[k] < '0' || g[k] > '9' {
+				return 0, false
+			}
+		}
+		n += copy(b[n:], g)
+	}
+	if dot {
+		if n+1+len(frac) > len(b) {
+			return 0, false
+		}
+		for k := 0; k < len(frac); k++ {
+			if frac[k] < '0' || frac[k] > '9' {
+				return 0, false
+			}
+		}
+		b[n] = '.'
+		n++
+		n += copy(b[n:], frac)
+	}
+	f, err := strconv.ParseFloat(string(b[:n]), 64)
+	return f, err == nil
+}
+
 // colAcc accumulates the statistics of one column over the whole stream.
 // It is owned by one goroutine at a time.
 //
@@ -220,6 +268,8 @@ type colAcc struct {
 	dExam      []dateExample
 	// decimal commas with exactly three digits after the comma
 	decC3 int64
+	// numbers with thousands separators and a fraction
+	decGFrac int64
 	// strings
 	lenMin, lenMax int
 	lenSum         int64
@@ -279,6 +329,7 @@ const (
 	textEmail
 	textURL
 	textDec3 // a decimal comma with three digits after it (1,500)
+	textFrac // a number with thousands separators and a fraction (1,234.5)
 )
 
 func newColAcc(name string, limit int) *colAcc {
@@ -401,6 +452,11 @@ func (c *colAcc) replay(vi *valInfo) {
 		c.addNum(vi.f)
 	case kDec:
 		c.addNum(vi.f)
+	case kDecG:
+		if vi.text&textFrac != 0 {
+			c.decGFrac++
+		}
+		c.addNum(vi.f)
 	case kDecC:
 		if vi.text&textDec3 != 0 {
 			c.decC3++
@@ -452,6 +508,13 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 			vi.kind, vi.f = kDecC, f
 			if dec3 {
 				vi.text |= textDec3
+			}
+			return
+		}
+		if f, ok := parseGrouped(s); ok {
+			vi.kind, vi.f = kDecG, f
+			if strings.IndexByte(s, '.') >= 0 {
+				vi.text |= textFrac
 			}
 			return
 		}
@@ -583,7 +646,7 @@ func (c *colAcc) startOverflow() {
 	c.nSketch = newKLL(kllK)
 	for i, vi := range c.info {
 		switch vi.kind {
-		case kInt, kDec, kDecC:
+		case kInt, kDec, kDecC, kDecG:
 			c.nSketch.addWeighted(vi.f, c.counts[i])
 		case kDate:
 			for _, l := range [2]int8{vi.layout, vi.layout2} {

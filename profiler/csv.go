@@ -139,7 +139,7 @@ func preamble(recs [][]string) int {
 			}
 			return k
 		}
-		if kind := cellKind(v); kind == kInt || kind == kDec || kind == kDecC {
+		if cellKind(v).number() {
 			return 0
 		}
 	}
@@ -239,8 +239,7 @@ func cellKind(s string) kind {
 func looksHeader(recs [][]string) bool {
 	first := recs[0]
 	for _, f := range first {
-		switch cellKind(f) {
-		case kInt, kDec, kDate:
+		if k := cellKind(f); k.number() || k == kDate {
 			return false
 		}
 		if c := findSensitive(f); c != ClassNone && c != ClassName {
@@ -259,7 +258,7 @@ func looksHeader(recs [][]string) bool {
 			if trimSpace(r[ci]) == trimSpace(f) && f != "" {
 				repeated = true
 			}
-			if k := cellKind(r[ci]); k == kInt || k == kDec || k == kDate {
+			if k := cellKind(r[ci]); k.number() || k == kDate {
 				typed = true
 			}
 		}

@@ -28,11 +28,11 @@
 // layout, decided from all its values (MM/DD/YYYY hh:mm:ss AM, DD-MM-YYYY,
 // ...), and counts the values that layout does not parse; integers named
 // as codes (ZIP, precinct, id) are TypeCode, with a range and a catalog
-// but no mean; decimal commas parse; placeholder values (99999, -1,
-// Unspecified) are listed; pairs of columns that identify rows are
-// composite keys. Catalogs keep values as written, surrounding spaces
-// included. Past the exact counter, only values whose count range is
-// guaranteed are listed.
+// but no mean; decimal commas and thousands separators (1,234.5) parse;
+// placeholder values (99999, -1, Unspecified) are listed; pairs of
+// columns that identify rows are composite keys. Catalogs keep values as
+// written, surrounding spaces included. Past the exact counter, only
+// values whose count range is guaranteed are listed.
 //
 // A TableProfile renders as markdown within a token budget counted with
 // the cl100k_base tokenizer (Tokens, Counter), as JSON through its struct

@@ -163,11 +163,17 @@ func refMissing(raw string, have bool) bool {
 var (
 	refNumRe   = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
 	refCommaRe = regexp.MustCompile(`^[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+$`)
+	// refGroupedRe: 1,234.5 or 1,234,567, never 1,234 (a decimal comma too).
+	refGroupedRe = regexp.MustCompile(`^[+-]?[1-9]\d{0,2}((,\d{3})+\.\d+|(,\d{3}){2,})$`)
 )
 
 // refNumber parses a trimmed value as the column's format says numbers
 // are written.
-func refNumber(v string, comma bool) (float64, bool) {
+func refNumber(v string, comma, grouped bool) (float64, bool) {
+	if grouped && refGroupedRe.MatchString(v) {
+		f, err := strconv.ParseFloat(strings.ReplaceAll(v, ",", ""), 64)
+		return f, err == nil
+	}
 	if comma && refCommaRe.MatchString(v) {
 		f, err := strconv.ParseFloat(strings.Replace(strings.ReplaceAll(v, ".", ""), ",", ".", 1), 64)
 		return f, err == nil
@@ -368,12 +374,12 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 			ri = ci
 		}
 		rc := rt.col(ri)
-		comma := c.Format == formatDecComma
+		comma, grouped := c.Format == formatDecComma, c.Format == formatGrouped
 		var nums []float64
 		var zeros, negs int64
 		distinctNums := map[float64]bool{}
 		for v, n := range rc.counts {
-			if x, ok := refNumber(strings.Trim(v, " \t\r\n"), comma); ok {
+			if x, ok := refNumber(strings.Trim(v, " \t\r\n"), comma, grouped); ok {
 				distinctNums[x] = true
 				for range n {
 					nums = append(nums, x)
@@ -781,6 +787,7 @@ func fidelityFixtures(t *testing.T) []struct {
 		{"edge-codes", "testdata/csv/edge-codes.csv", ','},
 		{"edge-spellings", "testdata/csv/edge-spellings.csv", ','},
 		{"edge-decimal-comma", "testdata/csv/edge-decimal-comma.csv", ';'},
+		{"edge-thousands", "testdata/csv/edge-thousands.csv", ','},
 		{"nyc311-lookalike", writeTemp(t, "nyc311.csv", genNYC311(12000)), ','},
 		{"superstore-lookalike", writeTemp(t, "superstore.csv", genSuperstore(30000, false)), ','},
 		{"superstore-comma-lookalike", writeTemp(t, "superstore-comma.csv", genSuperstore(3000, true)), ';'},

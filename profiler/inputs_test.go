@@ -490,3 +490,65 @@ func TestSniffCSV_Preamble(t *testing.T) {
 		t.Errorf("warnings %q do not name the skipped lines", tp.Warnings)
 	}
 }
+
+func TestParseGrouped(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"1,234.5", 1234.5, true},
+		{"-12,000.00", -12000, true},
+		{"+1,234,567", 1234567, true},
+		{"999,999,999.999", 999999999.999, true},
+		{"1,234", 0, false},      // also a decimal comma: left to parseDecComma
+		{"1,23.5", 0, false},     // a group of two
+		{"1234,567.5", 0, false}, // a first group of four
+		{"0,123.5", 0, false},    // a first group of 0
+		{"1,234.", 0, false},     // no fraction after the point
+		{"1,234.5.6", 0, false},
+		{"1,,234.5", 0, false},
+		{"1,234.5e3", 0, false},
+		{",234.5", 0, false},
+		{"-", 0, false},
+	} {
+		got, ok := parseGrouped(tc.in)
+		if ok != tc.ok || ok && got != tc.want {
+			t.Errorf("parseGrouped(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestProfile_ThousandsSeparators: numbers written with ',' between
+// groups of thousands are numbers, integers when none has a fraction;
+// a column whose only such values could be decimal commas keeps that
+// reading, with its warning.
+func TestProfile_ThousandsSeparators(t *testing.T) {
+	csv := "amount,count,mixed,short\n" +
+		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\"\n" +
+		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\"\n" +
+		"999.99,999,\"3,000,000\",\"3,125\"\n" +
+		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\"\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		col, typ, format string
+		min, max         float64
+	}{
+		{"amount", TypeDecimal, formatGrouped, -3000.25, 12000},
+		{"count", TypeInteger, formatGrouped, 999, 10000000},
+		{"mixed", TypeDecimal, formatGrouped, -4, 3000000},
+		{"short", TypeDecimal, formatDecComma, 1.5, 4.375},
+	} {
+		c := col(tp, tc.col)
+		if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
+			t.Errorf("%s: %s %q %+v; want %s %q, %v..%v", tc.col, c.Type, c.Format, c.Numeric, tc.typ, tc.format, tc.min, tc.max)
+		}
+	}
+}

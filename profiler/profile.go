@@ -541,7 +541,7 @@ func (c *colAcc) finish() *ColumnProfile {
 		return float64(s) / float64(nn)
 	}
 	const conform = 0.99
-	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kDecC, kBool) >= conform)
+	cls, clsShare := c.pii.decide(nn, share(kInt, kDec, kDecC, kDecG, kBool) >= conform)
 	code := isCodeName(c.name)
 	var main []kind
 	dateL := int8(-1)
@@ -557,6 +557,11 @@ func (c *colAcc) finish() *ColumnProfile {
 		cp.Type, cp.Format, main = TypeDecimal, formatDecComma, []kind{kInt, kDecC}
 		if c.decC3 == c.kinds[kDecC] {
 			cp.Warnings = append(cp.Warnings, "every value has three digits after the comma: ',' may be a thousands separator")
+		}
+	case share(kInt, kDec, kDecG) >= conform && c.kinds[kDecG] > 0 && c.lead0 == 0:
+		cp.Type, cp.Format, main = TypeDecimal, formatGrouped, []kind{kInt, kDec, kDecG}
+		if c.kinds[kDec] == 0 && c.decGFrac == 0 {
+			cp.Type = TypeInteger
 		}
 	case share(kBool) >= conform:
 		cp.Type, main = TypeBoolean, []kind{kBool}
@@ -704,7 +709,7 @@ func round(v float64, d int) float64 {
 func (c *colAcc) numQuantiles() ([]Quantile, bool) {
 	var out []Quantile
 	if !c.overflow {
-		for i, v := range c.exactQuantiles(kInt, kDec, kDecC) {
+		for i, v := range c.exactQuantiles(kInt, kDec, kDecC, kDecG) {
 			out = append(out, Quantile{QuantileRanks[i], v})
 		}
 		return out, true
