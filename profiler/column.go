@@ -254,12 +254,10 @@ type colAcc struct {
 	examples [nKinds]string
 	lead0    int64
 
-	// numbers
-	nMin, nMax  float64
-	nMean, nM2  float64
-	nN          int64
-	zeros, negs int64
-	nSketch     *kll
+	// numbers, and the same numbers reading each 1,234 as 1234 (nil
+	// until the first such value, whose reading differs)
+	num     numAcc
+	grouped *numAcc
 	// dates, by layout (see dates.go)
 	dCount     []int64
 	dMin, dMax []float64
@@ -335,7 +333,7 @@ const (
 func newColAcc(name string, limit int) *colAcc {
 	return &colAcc{
 		name: name, limit: limit,
-		nMin: math.Inf(1), nMax: math.Inf(-1),
+		num:      numAcc{min: math.Inf(1), max: math.Inf(-1)},
 		lenMin:   math.MaxInt,
 		idx:      newPosTable(16),
 		join:     &kmv{k: joinK},
@@ -449,19 +447,21 @@ func (c *colAcc) replay(vi *valInfo) {
 		if vi.lead0 {
 			c.lead0++
 		}
-		c.addNum(vi.f)
+		c.addNum(vi.f, vi.f)
 	case kDec:
-		c.addNum(vi.f)
+		c.addNum(vi.f, vi.f)
 	case kDecG:
 		if vi.text&textFrac != 0 {
 			c.decGFrac++
 		}
-		c.addNum(vi.f)
+		c.addNum(vi.f, vi.f)
 	case kDecC:
 		if vi.text&textDec3 != 0 {
 			c.decC3++
+			c.addNum(vi.f, vi.f2)
+			break
 		}
-		c.addNum(vi.f)
+		c.addNum(vi.f, vi.f)
 	case kDate:
 		c.addDate(vi.layout, vi.f)
 		if vi.layout2 >= 0 {
@@ -507,7 +507,9 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 		if f, dec3, ok := parseDecComma(s); ok {
 			vi.kind, vi.f = kDecC, f
 			if dec3 {
+				// Also read with ',' between thousands: 1,500 is 1500.
 				vi.text |= textDec3
+				vi.f2, _ = strconv.ParseFloat(strings.Replace(s, ",", "", 1), 64)
 			}
 			return
 		}
@@ -528,21 +530,51 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 	}
 }
 
-func (c *colAcc) addNum(f float64) {
-	c.nN++
-	d := f - c.nMean
-	c.nMean += d / float64(c.nN)
-	c.nM2 += d * (f - c.nMean)
-	c.nMin = min(c.nMin, f)
-	c.nMax = max(c.nMax, f)
+// addNum adds a number read as f and, with ',' between thousands, as g:
+// the two differ for a value like 1,500, a decimal comma or not.
+func (c *colAcc) addNum(f, g float64) {
+	if g != f && c.grouped == nil {
+		c.grouped = c.num.clone()
+	}
+	c.num.add(f)
+	if c.grouped != nil {
+		c.grouped.add(g)
+	}
+}
+
+// numAcc holds the statistics of a column's numbers: moments, extremes,
+// and, once the column overflows its exact counter, a quantile sketch.
+type numAcc struct {
+	min, max    float64
+	mean, m2    float64
+	n           int64
+	zeros, negs int64
+	sketch      *kll
+}
+
+func (a *numAcc) add(f float64) {
+	a.n++
+	d := f - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (f - a.mean)
+	a.min = min(a.min, f)
+	a.max = max(a.max, f)
 	if f == 0 {
-		c.zeros++
+		a.zeros++
 	} else if f < 0 {
-		c.negs++
+		a.negs++
 	}
-	if c.overflow {
-		c.nSketch.add(f)
+	if a.sketch != nil {
+		a.sketch.add(f)
 	}
+}
+
+func (a *numAcc) clone() *numAcc {
+	b := *a
+	if a.sketch != nil {
+		b.sketch = a.sketch.clone()
+	}
+	return &b
 }
 
 // textInfo sets the text flags and shape of a text value; a shape seen for
@@ -637,18 +669,32 @@ func (c *colAcc) count(s string, h uint64, vi *valInfo) {
 	c.ss.add(h, unsafeBytes(countKey(s)))
 }
 
+// groupedValue is a number value read with ',' between thousands.
+func groupedValue(vi *valInfo) float64 {
+	if vi.kind == kDecC && vi.text&textDec3 != 0 {
+		return vi.f2
+	}
+	return vi.f
+}
+
 // startOverflow switches from exact counting to sketches; the exact counts
 // gathered so far seed the sketches and keep counting their own values.
 func (c *colAcc) startOverflow() {
 	c.overflow = true
 	// Quantiles were exact, from the counts; from here on they come from
 	// KLL sketches, seeded with the exact counts in first-seen order.
-	c.nSketch = newKLL(kllK)
+	c.num.sketch = newKLL(kllK)
+	if c.grouped != nil {
+		c.grouped.sketch = newKLL(kllK)
+	}
 	for i, vi := range c.info {
-		switch vi.kind {
-		case kInt, kDec, kDecC, kDecG:
-			c.nSketch.addWeighted(vi.f, c.counts[i])
-		case kDate:
+		switch {
+		case vi.kind.number():
+			c.num.sketch.addWeighted(vi.f, c.counts[i])
+			if c.grouped != nil {
+				c.grouped.sketch.addWeighted(groupedValue(&vi), c.counts[i])
+			}
+		case vi.kind == kDate:
 			for _, l := range [2]int8{vi.layout, vi.layout2} {
 				if l < 0 {
 					continue

@@ -163,8 +163,9 @@ func refMissing(raw string, have bool) bool {
 var (
 	refNumRe   = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
 	refCommaRe = regexp.MustCompile(`^[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+$`)
-	// refGroupedRe: 1,234.5 or 1,234,567, never 1,234 (a decimal comma too).
-	refGroupedRe = regexp.MustCompile(`^[+-]?[1-9]\d{0,2}((,\d{3})+\.\d+|(,\d{3}){2,})$`)
+	// refGroupedRe: 1,234.5, 1,234,567 or 1,234 in a column printed as
+	// having thousands separators.
+	refGroupedRe = regexp.MustCompile(`^[+-]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$`)
 )
 
 // refNumber parses a trimmed value as the column's format says numbers

@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -520,15 +522,16 @@ func TestParseGrouped(t *testing.T) {
 }
 
 // TestProfile_ThousandsSeparators: numbers written with ',' between
-// groups of thousands are numbers, integers when none has a fraction;
-// a column whose only such values could be decimal commas keeps that
-// reading, with its warning.
+// groups of thousands are numbers, integers when none has a fraction.
+// A value such as 1,500 reads as 1500 beside values only grouping
+// explains (1,234,567 or 1,234.5); in a column of such values alone it
+// stays a decimal comma, with its warning.
 func TestProfile_ThousandsSeparators(t *testing.T) {
-	csv := "amount,count,mixed,short\n" +
-		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\"\n" +
-		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\"\n" +
-		"999.99,999,\"3,000,000\",\"3,125\"\n" +
-		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\"\n"
+	csv := "amount,count,mixed,short,counts\n" +
+		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\",\"406,055\"\n" +
+		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\",89\n" +
+		"999.99,999,\"3,000,000\",\"3,125\",\"4,623,519\"\n" +
+		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\",\"1,000\"\n"
 	p := filepath.Join(t.TempDir(), "t.csv")
 	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
@@ -545,10 +548,70 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		{"count", TypeInteger, formatGrouped, 999, 10000000},
 		{"mixed", TypeDecimal, formatGrouped, -4, 3000000},
 		{"short", TypeDecimal, formatDecComma, 1.5, 4.375},
+		{"counts", TypeInteger, formatGrouped, 89, 4623519},
 	} {
 		c := col(tp, tc.col)
 		if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
 			t.Errorf("%s: %s %q %+v; want %s %q, %v..%v", tc.col, c.Type, c.Format, c.Numeric, tc.typ, tc.format, tc.min, tc.max)
 		}
 	}
+	if c := col(tp, "counts"); c.Numeric != nil {
+		mean := (406055 + 89 + 4623519 + 1000) / 4.0
+		if c.Numeric.Mean != mean || len(c.Numeric.Quantiles) == 0 || c.Numeric.Quantiles[len(c.Numeric.Quantiles)-1].V < 406055 {
+			t.Errorf("counts: mean %v, quantiles %v; want mean %v and 1,234-style values read as thousands", c.Numeric.Mean, c.Numeric.Quantiles, mean)
+		}
+	}
+}
+
+// TestProfile_ThousandsSeparatorsSketched: past the exact counter, the
+// quantile sketch of the thousands reading is seeded and kept like the
+// other, also when its first 1,234-style value comes after the overflow.
+func TestProfile_ThousandsSeparatorsSketched(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("v\n")
+	var vals []float64
+	for i := range 12000 { // distinct decimals: the counter overflows
+		fmt.Fprintf(&sb, "%d.5\n", i)
+		vals = append(vals, float64(i)+0.5)
+	}
+	for i := 12000; i < 30000; i++ { // 732,000 … 1,829,939
+		v := i * 61
+		fmt.Fprintf(&sb, "\"%s\"\n", grouped(v))
+		vals = append(vals, float64(v))
+	}
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := col(tp, "v")
+	if c.Type != TypeDecimal || c.Format != formatGrouped || c.Numeric == nil {
+		t.Fatalf("v: %s %q; want decimal %q", c.Type, c.Format, formatGrouped)
+	}
+	slices.Sort(vals)
+	var sum float64
+	for _, v := range vals {
+		sum += v
+	}
+	if n := c.Numeric; n.Min != 0.5 || n.Max != vals[len(vals)-1] || math.Abs(n.Mean-sum/float64(len(vals))) > 1e-6*n.Mean || n.QuantilesExact {
+		t.Errorf("v: min %v max %v mean %v exact %v; want 0.5, %v, %v, sketched", n.Min, n.Max, n.Mean, n.QuantilesExact, vals[len(vals)-1], sum/float64(len(vals)))
+	}
+	for _, q := range c.Numeric.Quantiles {
+		want := vals[int(q.Q*float64(len(vals)-1))]
+		if math.Abs(q.V-want) > 0.02*want {
+			t.Errorf("v: quantile %v = %v, want about %v", q.Q, q.V, want)
+		}
+	}
+}
+
+// grouped writes v with ',' between groups of thousands.
+func grouped(v int) string {
+	s := strconv.Itoa(v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

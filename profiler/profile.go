@@ -545,6 +545,7 @@ func (c *colAcc) finish() *ColumnProfile {
 	code := isCodeName(c.name)
 	var main []kind
 	dateL := int8(-1)
+	readGrouped := false // numbers read with ',' between thousands
 	switch {
 	case share(kInt) >= conform && (c.lead0 == 0 || code):
 		cp.Type, main = TypeInteger, []kind{kInt}
@@ -553,15 +554,18 @@ func (c *colAcc) finish() *ColumnProfile {
 		}
 	case share(kInt, kDec) >= conform && c.lead0 == 0:
 		cp.Type, main = TypeDecimal, []kind{kInt, kDec}
+	case c.kinds[kDecG] > 0 && c.decC3 == c.kinds[kDecC] && share(kInt, kDec, kDecG, kDecC) >= conform && c.lead0 == 0:
+		// 1,234,567 or 1,234.5 says ',' separates thousands; then so it
+		// does in 1,234.
+		cp.Type, cp.Format, main = TypeDecimal, formatGrouped, []kind{kInt, kDec, kDecG, kDecC}
+		if c.kinds[kDec] == 0 && c.decGFrac == 0 {
+			cp.Type = TypeInteger
+		}
+		readGrouped = true
 	case share(kInt, kDecC) >= conform && c.kinds[kDecC] > 0 && c.lead0 == 0:
 		cp.Type, cp.Format, main = TypeDecimal, formatDecComma, []kind{kInt, kDecC}
 		if c.decC3 == c.kinds[kDecC] {
 			cp.Warnings = append(cp.Warnings, "every value has three digits after the comma: ',' may be a thousands separator")
-		}
-	case share(kInt, kDec, kDecG) >= conform && c.kinds[kDecG] > 0 && c.lead0 == 0:
-		cp.Type, cp.Format, main = TypeDecimal, formatGrouped, []kind{kInt, kDec, kDecG}
-		if c.kinds[kDec] == 0 && c.decGFrac == 0 {
-			cp.Type = TypeInteger
 		}
 	case share(kBool) >= conform:
 		cp.Type, main = TypeBoolean, []kind{kBool}
@@ -622,14 +626,18 @@ func (c *colAcc) finish() *ColumnProfile {
 	}
 	switch cp.Type {
 	case TypeInteger, TypeDecimal:
-		st := &NumStats{Min: c.nMin, Max: c.nMax, Mean: c.nMean, Zeros: c.zeros, Negatives: c.negs}
-		if c.nN > 1 {
-			st.Std = math.Sqrt(c.nM2 / float64(c.nN-1))
+		a := &c.num
+		if readGrouped && c.grouped != nil {
+			a = c.grouped
 		}
-		st.Quantiles, st.QuantilesExact = c.numQuantiles()
+		st := &NumStats{Min: a.min, Max: a.max, Mean: a.mean, Zeros: a.zeros, Negatives: a.negs}
+		if a.n > 1 {
+			st.Std = math.Sqrt(a.m2 / float64(a.n-1))
+		}
+		st.Quantiles, st.QuantilesExact = c.numQuantiles(a, readGrouped)
 		cp.Numeric = st
 	case TypeCode:
-		cp.Range = []string{num(c.nMin, true), num(c.nMax, true)}
+		cp.Range = []string{num(c.num.min, true), num(c.num.max, true)}
 	case TypeDate, TypeDateTime:
 		layout := "2006-01-02"
 		if cp.Type == TypeDateTime {
@@ -706,24 +714,26 @@ func round(v float64, d int) float64 {
 	return math.Round(v*p) / p
 }
 
-func (c *colAcc) numQuantiles() ([]Quantile, bool) {
+// numQuantiles returns the quantiles of the numbers accumulated in a,
+// read with ',' between thousands when grouped.
+func (c *colAcc) numQuantiles(a *numAcc, grouped bool) ([]Quantile, bool) {
 	var out []Quantile
 	if !c.overflow {
-		for i, v := range c.exactQuantiles(kInt, kDec, kDecC, kDecG) {
+		qs := c.quantilesOf(func(vi *valInfo) (float64, bool) {
+			if grouped {
+				return groupedValue(vi), vi.kind.number()
+			}
+			return vi.f, vi.kind.number()
+		})
+		for i, v := range qs {
 			out = append(out, Quantile{QuantileRanks[i], v})
 		}
 		return out, true
 	}
-	for i, v := range c.nSketch.quantiles(QuantileRanks) {
+	for i, v := range a.sketch.quantiles(QuantileRanks) {
 		out = append(out, Quantile{QuantileRanks[i], v})
 	}
 	return out, false
-}
-
-// exactQuantiles computes the values at QuantileRanks from the exact counts
-// of the values of the given kinds (nil when there are none).
-func (c *colAcc) exactQuantiles(kinds ...kind) []float64 {
-	return c.quantilesOf(func(vi *valInfo) (float64, bool) { return vi.f, slices.Contains(kinds, vi.kind) })
 }
 
 // exactDateQuantiles computes the date quantiles under layout l.

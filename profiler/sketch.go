@@ -76,6 +76,16 @@ type kll struct {
 	odd    bool
 }
 
+func (s *kll) clone() *kll {
+	c := *s
+	c.levels = make([][]float64, len(s.levels))
+	for i, lv := range s.levels {
+		c.levels[i] = append(make([]float64, 0, cap(lv)), lv...)
+	}
+	c.caps = append([]int(nil), s.caps...)
+	return &c
+}
+
 func newKLL(k int) *kll {
 	s := &kll{k: k, levels: [][]float64{make([]float64, 0, k)}}
 	s.setCaps()
