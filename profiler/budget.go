@@ -377,6 +377,9 @@ func (c *ColumnProfile) plan(rows int64, tableLead string) *colPlan {
 	if c.Format != "" {
 		head += " " + c.Format
 	}
+	if c.Unit != "" {
+		head += " in " + c.Unit
+	}
 	if s := c.Sensitive; s != nil {
 		ess = append(ess, fmt.Sprintf("sensitive %s %s, values withheld", s.Class, pct(int64(math.Round(s.Share*1000)), 1000)))
 	}

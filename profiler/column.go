@@ -268,6 +268,8 @@ type colAcc struct {
 	decC3 int64
 	// numbers with thousands separators and a fraction
 	decGFrac int64
+	// numbers written with each unit (units: none, %, $, …)
+	unitCounts [len(units)]int64
 	// strings
 	lenMin, lenMax int
 	lenSum         int64
@@ -316,6 +318,7 @@ type valInfo struct {
 	// too (05/01/2011), else -1.
 	layout2 int8
 	text    uint8
+	unit    uint8    // index in units of a number's sign: % or a currency
 	cls     classSet // sensitive classes the value matches
 	pshape  int16    // index in colAcc.pii.shapeCounts; -1 for none
 	dom     int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
@@ -442,6 +445,9 @@ func (c *colAcc) replay(vi *valInfo) {
 	c.lenSum += int64(n)
 	c.kinds[vi.kind]++
 	c.pii.replay(vi)
+	if vi.kind.number() {
+		c.unitCounts[vi.unit]++
+	}
 	switch vi.kind {
 	case kInt:
 		if vi.lead0 {
@@ -492,16 +498,64 @@ func (c *colAcc) classify(s string) kind {
 // classifyInto sets vi.kind and the parsed value; it changes no statistics.
 func (c *colAcc) classifyInto(s string, vi *valInfo) {
 	vi.kind = kText
+	if n, u := numberUnit(s); u > 0 {
+		if c.classifyNumber(n, vi); vi.kind.number() {
+			vi.unit = u
+		} else {
+			*vi = valInfo{kind: kText, shape: -1, layout: -1, layout2: -1}
+		}
+		return
+	}
+	if c.classifyNumber(s, vi) {
+		return
+	}
+	if boolToken(s) {
+		vi.kind = kBool
+	}
+}
+
+// units are the signs numberUnit splits off a number; index 0 is none.
+var units = [...]string{"", "%", "$", "€", "£", "¥", "₹"}
+
+// numberUnit splits a currency sign or a percent sign off what may be a
+// number, its sign kept: $1.50, -$1.50, $-1.50, €1.234,50, 1.234,50 €,
+// 12,50 $, 12%, 7,5 %. It returns the index of the unit in units, 0 when s has
+// none; the rest is not checked to be a number.
+func numberUnit(s string) (string, uint8) {
+	sign := ""
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		sign, s = s[:1], s[1:]
+	}
+	for u := 2; u < len(units); u++ {
+		if rest, ok := strings.CutPrefix(s, units[u]); ok && rest != "" {
+			return sign + rest, uint8(u)
+		}
+	}
+	for u := 1; u < len(units); u++ {
+		if rest, ok := strings.CutSuffix(s, units[u]); ok {
+			rest = strings.TrimRight(rest, " \u00a0\u202f")
+			if rest != "" {
+				return sign + rest, uint8(u)
+			}
+		}
+	}
+	return "", 0
+}
+
+// classifyNumber sets vi's kind and value when s starts like a number,
+// reporting whether it did: an integer, a decimal in any notation, or a
+// date.
+func (c *colAcc) classifyNumber(s string, vi *valInfo) bool {
 	ch := s[0]
 	if (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' {
 		if _, f, lead0, ok := parseInt(s); ok {
 			vi.kind, vi.f, vi.lead0 = kInt, f, lead0
-			return
+			return true
 		}
 		if looksDecimal(s) {
 			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
 				vi.kind, vi.f = kDec, f
-				return
+				return true
 			}
 		}
 		if f, dec3, ok := parseDecComma(s); ok {
@@ -511,23 +565,21 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 				vi.text |= textDec3
 				vi.f2, _ = strconv.ParseFloat(strings.Replace(s, ",", "", 1), 64)
 			}
-			return
+			return true
 		}
 		if f, ok := parseGrouped(s); ok {
 			vi.kind, vi.f = kDecG, f
 			if strings.IndexByte(s, '.') >= 0 {
 				vi.text |= textFrac
 			}
-			return
+			return true
 		}
 		if looksDate(s) && c.parseDate(s, vi) {
 			vi.kind = kDate
 		}
-		return
+		return true
 	}
-	if boolToken(s) {
-		vi.kind = kBool
-	}
+	return false
 }
 
 // addNum adds a number read as f and, with ',' between thousands, as g:

@@ -170,7 +170,15 @@ var (
 
 // refNumber parses a trimmed value as the column's format says numbers
 // are written.
-func refNumber(v string, comma, grouped bool) (float64, bool) {
+func refNumber(v string, comma, grouped bool, unit string) (float64, bool) {
+	if unit != "" {
+		sign := ""
+		if strings.HasPrefix(v, "-") {
+			sign, v = "-", v[1:]
+		}
+		v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(v, unit), unit))
+		v = sign + v
+	}
 	if grouped && refGroupedRe.MatchString(v) {
 		f, err := strconv.ParseFloat(strings.ReplaceAll(v, ",", ""), 64)
 		return f, err == nil
@@ -380,7 +388,7 @@ func checkProfile(t *testing.T, name string, tp *TableProfile, md string, rt *re
 		var zeros, negs int64
 		distinctNums := map[float64]bool{}
 		for v, n := range rc.counts {
-			if x, ok := refNumber(strings.Trim(v, " \t\r\n"), comma, grouped); ok {
+			if x, ok := refNumber(strings.Trim(v, " \t\r\n"), comma, grouped, c.Unit); ok {
 				distinctNums[x] = true
 				for range n {
 					nums = append(nums, x)

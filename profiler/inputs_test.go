@@ -615,3 +615,67 @@ func grouped(v int) string {
 	}
 	return s
 }
+
+func TestNumberUnit(t *testing.T) {
+	for _, tc := range []struct{ in, num, unit string }{
+		{"$1.50", "1.50", "$"},
+		{"-$1.50", "-1.50", "$"},
+		{"$-1.50", "-1.50", "$"},
+		{"€1.234,50", "1.234,50", "€"},
+		{"1.234,50 €", "1.234,50", "€"},
+		{"12,50\u00a0$", "12,50", "$"},
+		{"12%", "12", "%"},
+		{"+7,5 %", "+7,5", "%"},
+		{"£12", "12", "£"},
+		{"%", "", ""},
+		{"$", "", ""},
+		{"12", "", ""},
+		{"USD 12", "", ""},
+	} {
+		num, u := numberUnit(tc.in)
+		if num != tc.num || units[u] != tc.unit {
+			t.Errorf("numberUnit(%q) = %q, %q; want %q, %q", tc.in, num, units[u], tc.num, tc.unit)
+		}
+	}
+}
+
+// TestProfile_Units: numbers written with a currency or percent sign are
+// numbers in that unit; signs on only some numbers are a warning; a sign
+// on what is not a number leaves it text.
+func TestProfile_Units(t *testing.T) {
+	csv := "price,rate,eur,some,label\n" +
+		"\"$1,234.50\",12%,\"1.234,50 €\",5,$abc\n" +
+		"$20.00,7.5%,\"3,50 €\",$6,$def\n" +
+		"-$3.00,100%,\"12,25 €\",7,$ghi\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		col, typ, format, unit string
+		min, max               float64
+	}{
+		{"price", TypeDecimal, formatGrouped, "$", -3, 1234.5},
+		{"rate", TypeDecimal, "", "%", 7.5, 100},
+		{"eur", TypeDecimal, formatDecComma, "€", 3.5, 1234.5},
+		{"some", TypeInteger, "", "", 5, 7},
+	} {
+		c := col(tp, tc.col)
+		if c.Type != tc.typ || c.Format != tc.format || c.Unit != tc.unit || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
+			t.Errorf("%s: %s %q in %q, %+v; want %s %q in %q, %v..%v", tc.col, c.Type, c.Format, c.Unit, c.Numeric, tc.typ, tc.format, tc.unit, tc.min, tc.max)
+		}
+	}
+	if w := col(tp, "some").Warnings; !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "of 3 numbers, 1 with $") }) {
+		t.Errorf("some: warnings %q, want one naming the number written with $", w)
+	}
+	if c := col(tp, "label"); c.Numeric != nil || c.Unit != "" {
+		t.Errorf("label: %s in %q, want text", c.Type, c.Unit)
+	}
+	if md := tp.Markdown(0); !strings.Contains(md, "price: decimal with thousands separators in $") || !strings.Contains(md, "rate: decimal in %") {
+		t.Errorf("markdown does not name the units:\n%s", md)
+	}
+}

@@ -95,9 +95,12 @@ type TableProfile struct {
 
 // ColumnProfile is the profile of one column.
 type ColumnProfile struct {
-	Name          string     `json:"name"`
-	Type          string     `json:"type"`
-	Format        string     `json:"format,omitempty"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Format string `json:"format,omitempty"`
+	// Unit is the sign every number of the column is written with: % or
+	// a currency ($, €, £, ¥, ₹). The figures are of the numbers alone.
+	Unit          string     `json:"unit,omitempty"`
 	Count         int64      `json:"count"`
 	Nulls         int64      `json:"nulls"`
 	Empty         int64      `json:"empty"`
@@ -626,6 +629,10 @@ func (c *colAcc) finish() *ColumnProfile {
 	}
 	switch cp.Type {
 	case TypeInteger, TypeDecimal:
+		var w string
+		if cp.Unit, w = c.unit(); w != "" {
+			cp.Warnings = append(cp.Warnings, w)
+		}
 		a := &c.num
 		if readGrouped && c.grouped != nil {
 			a = c.grouped
@@ -712,6 +719,28 @@ func withhold(cp *ColumnProfile, s *Sensitive) {
 func round(v float64, d int) float64 {
 	p := math.Pow(10, float64(d))
 	return math.Round(v*p) / p
+}
+
+// unit returns the unit every number of the column is written with, and
+// a warning when only some are written with one.
+func (c *colAcc) unit() (unit, warning string) {
+	var total int64
+	for _, n := range c.unitCounts {
+		total += n
+	}
+	var some []string
+	for u, n := range c.unitCounts {
+		switch {
+		case n == total && total > 0:
+			return units[u], ""
+		case u > 0 && n > 0:
+			some = append(some, fmt.Sprintf("%d with %s", n, units[u]))
+		}
+	}
+	if len(some) == 0 {
+		return "", ""
+	}
+	return "", fmt.Sprintf("of %d numbers, %s; the figures leave the signs out", total, strings.Join(some, ", "))
 }
 
 // numQuantiles returns the quantiles of the numbers accumulated in a,
