@@ -126,6 +126,9 @@ func looksDecimal(s string) bool {
 	return digit
 }
 
+// looksDate reports whether s may be a date that starts with a digit:
+// two separators (2026-12-03, 3/12/2026 10:00) or a month's name after
+// the day (3 Dec 2026).
 func looksDate(s string) bool {
 	if len(s) < 6 || len(s) > 40 || s[0] < '0' || s[0] > '9' {
 		return false
@@ -135,6 +138,10 @@ func looksDate(s string) bool {
 		switch s[i] {
 		case '-', '/', '.', ':':
 			seps++
+		case ' ':
+			if monthFirst(s[i+1:]) {
+				return true
+			}
 		}
 	}
 	return seps >= 2
@@ -314,8 +321,8 @@ type valInfo struct {
 	kind   kind
 	lead0  bool
 	layout int8 // index in dateLayouts
-	// layout2 is the day/month twin of layout when it parses the value
-	// too (05/01/2011), else -1.
+	// layout2 is the day/month twin of layout (05/01/2011) or its
+	// month-name alias (May 3, 2026) when it parses the value too, else -1.
 	layout2 int8
 	text    uint8
 	unit    uint8    // index in units of a number's sign: % or a currency
@@ -507,6 +514,10 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 		return
 	}
 	if c.classifyNumber(s, vi) {
+		return
+	}
+	if monthFirst(s) && len(s) <= 40 && c.parseDate(s, vi) {
+		vi.kind = kDate
 		return
 	}
 	if boolToken(s) {

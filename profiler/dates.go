@@ -11,6 +11,9 @@ type dateLayout struct {
 	hasTime bool
 	// twin is the index of the same layout with day and month swapped, or -1.
 	twin int8
+	// alias is the index of the same layout with the month's name spelled
+	// the other way (Jan, January), or -1: May is both.
+	alias int8
 }
 
 // dateLayouts are tried by family (see dateFamily). A column's layout is
@@ -19,39 +22,46 @@ type dateLayout struct {
 // values it does not parse are counted.
 var dateLayouts = []dateLayout{
 	// 0: ISO family (four-digit year, then '-')
-	{"2006-01-02", "YYYY-MM-DD", false, -1},
-	{time.RFC3339, "RFC 3339", true, -1},
-	{"2006-01-02T15:04:05", "YYYY-MM-DDTHH:mm:ss", true, -1},
-	{"2006-01-02 15:04:05", "YYYY-MM-DD HH:mm:ss", true, -1},
-	{"2006-01-02 15:04:05Z07:00", "YYYY-MM-DD HH:mm:ssZ", true, -1},
-	{"2006-01-02 15:04", "YYYY-MM-DD HH:mm", true, -1},
+	{"2006-01-02", "YYYY-MM-DD", false, -1, -1},
+	{time.RFC3339, "RFC 3339", true, -1, -1},
+	{"2006-01-02T15:04:05", "YYYY-MM-DDTHH:mm:ss", true, -1, -1},
+	{"2006-01-02 15:04:05", "YYYY-MM-DD HH:mm:ss", true, -1, -1},
+	{"2006-01-02 15:04:05Z07:00", "YYYY-MM-DD HH:mm:ssZ", true, -1, -1},
+	{"2006-01-02 15:04", "YYYY-MM-DD HH:mm", true, -1, -1},
 	// 6: four-digit year, then '/'
-	{"2006/01/02", "YYYY/MM/DD", false, -1},
-	{"2006/01/02 15:04:05", "YYYY/MM/DD HH:mm:ss", true, -1},
+	{"2006/01/02", "YYYY/MM/DD", false, -1, -1},
+	{"2006/01/02 15:04:05", "YYYY/MM/DD HH:mm:ss", true, -1, -1},
 	// 8: day or month first, '/': month first wins a tie
-	{"1/2/2006", "MM/DD/YYYY", false, 9},
-	{"2/1/2006", "DD/MM/YYYY", false, 8},
-	{"1/2/2006 15:04:05", "MM/DD/YYYY HH:mm:ss", true, 11},
-	{"2/1/2006 15:04:05", "DD/MM/YYYY HH:mm:ss", true, 10},
-	{"1/2/2006 15:04", "MM/DD/YYYY HH:mm", true, 13},
-	{"2/1/2006 15:04", "DD/MM/YYYY HH:mm", true, 12},
-	{"1/2/2006 3:04:05 PM", "MM/DD/YYYY hh:mm:ss AM", true, 15},
-	{"2/1/2006 3:04:05 PM", "DD/MM/YYYY hh:mm:ss AM", true, 14},
-	{"1/2/2006 3:04 PM", "MM/DD/YYYY hh:mm AM", true, 17},
-	{"2/1/2006 3:04 PM", "DD/MM/YYYY hh:mm AM", true, 16},
+	{"1/2/2006", "MM/DD/YYYY", false, 9, -1},
+	{"2/1/2006", "DD/MM/YYYY", false, 8, -1},
+	{"1/2/2006 15:04:05", "MM/DD/YYYY HH:mm:ss", true, 11, -1},
+	{"2/1/2006 15:04:05", "DD/MM/YYYY HH:mm:ss", true, 10, -1},
+	{"1/2/2006 15:04", "MM/DD/YYYY HH:mm", true, 13, -1},
+	{"2/1/2006 15:04", "DD/MM/YYYY HH:mm", true, 12, -1},
+	{"1/2/2006 3:04:05 PM", "MM/DD/YYYY hh:mm:ss AM", true, 15, -1},
+	{"2/1/2006 3:04:05 PM", "DD/MM/YYYY hh:mm:ss AM", true, 14, -1},
+	{"1/2/2006 3:04 PM", "MM/DD/YYYY hh:mm AM", true, 17, -1},
+	{"2/1/2006 3:04 PM", "DD/MM/YYYY hh:mm AM", true, 16, -1},
 	// 18: day or month first, '-': day first wins a tie
-	{"2-1-2006", "DD-MM-YYYY", false, 19},
-	{"1-2-2006", "MM-DD-YYYY", false, 18},
-	{"2-1-2006 15:04:05", "DD-MM-YYYY HH:mm:ss", true, 21},
-	{"1-2-2006 15:04:05", "MM-DD-YYYY HH:mm:ss", true, 20},
-	{"2-Jan-2006", "DD-Mon-YYYY", false, -1},
+	{"2-1-2006", "DD-MM-YYYY", false, 19, -1},
+	{"1-2-2006", "MM-DD-YYYY", false, 18, -1},
+	{"2-1-2006 15:04:05", "DD-MM-YYYY HH:mm:ss", true, 21, -1},
+	{"1-2-2006 15:04:05", "MM-DD-YYYY HH:mm:ss", true, 20, -1},
+	{"2-Jan-2006", "DD-Mon-YYYY", false, -1, -1},
 	// 23: '.'
-	{"2.1.2006", "DD.MM.YYYY", false, -1},
-	{"2.1.2006 15:04:05", "DD.MM.YYYY HH:mm:ss", true, -1},
-	{"2.1.2006 15:04", "DD.MM.YYYY HH:mm", true, -1},
+	{"2.1.2006", "DD.MM.YYYY", false, -1, -1},
+	{"2.1.2006 15:04:05", "DD.MM.YYYY HH:mm:ss", true, -1, -1},
+	{"2.1.2006 15:04", "DD.MM.YYYY HH:mm", true, -1, -1},
 	// 26: time of day
-	{"15:04:05", "HH:mm:ss", true, -1},
-	{"15:04", "HH:mm", true, -1},
+	{"15:04:05", "HH:mm:ss", true, -1, -1},
+	{"15:04", "HH:mm", true, -1, -1},
+	// 28: month names, month first
+	{"Jan 2, 2006", "Mon D, YYYY", false, -1, 29},
+	{"January 2, 2006", "Month D, YYYY", false, -1, 28},
+	{"Jan 2 2006", "Mon D YYYY", false, -1, -1},
+	// 31: month names, day first
+	{"2 Jan 2006", "D Mon YYYY", false, -1, 32},
+	{"2 January 2006", "D Month YYYY", false, -1, 31},
 }
 
 // dateFamilies are the index ranges of dateLayouts by leading shape.
@@ -62,12 +72,17 @@ var (
 	famDash     = []int8{18, 19, 20, 21, 22}
 	famDot      = []int8{23, 24, 25}
 	famTime     = []int8{26, 27}
+	famMonth    = []int8{28, 29, 30}
+	famDayMonth = []int8{31, 32}
 	maxDateExam = 8
 )
 
 // dateFamily returns the layouts worth trying for s, from its first run
 // of digits and the separator after it.
 func dateFamily(s string) []int8 {
+	if monthFirst(s) {
+		return famMonth
+	}
 	n := 0
 	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
 		n++
@@ -90,8 +105,24 @@ func dateFamily(s string) []int8 {
 		return famDot
 	case sep == ':':
 		return famTime
+	case sep == ' ' && monthFirst(s[n+1:]):
+		return famDayMonth
 	}
 	return nil
+}
+
+// monthFirst reports whether s starts with an English month's name or
+// its three-letter abbreviation, capitalised as Go's parser wants it.
+func monthFirst(s string) bool {
+	if len(s) < 3 || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for m := time.January; m <= time.December; m++ {
+		if s[:3] == m.String()[:3] {
+			return true
+		}
+	}
+	return false
 }
 
 func parseLayout(i int8, s string) (float64, bool) {
@@ -104,8 +135,8 @@ func parseLayout(i int8, s string) (float64, bool) {
 
 // parseDate finds the layouts that parse s: the first one of its family
 // that does (the last layout that worked is tried first), and that
-// layout's day/month twin. It sets vi.layout, vi.f and, when the twin
-// parses too, vi.layout2 and vi.f2.
+// layout's day/month twin or month-name alias. It sets vi.layout, vi.f
+// and, when the twin or alias parses too, vi.layout2 and vi.f2.
 func (c *colAcc) parseDate(s string, vi *valInfo) bool {
 	fam := dateFamily(s)
 	if fam == nil {
@@ -139,9 +170,9 @@ func (c *colAcc) parseDate(s string, vi *valInfo) bool {
 	}
 	c.dCur = found
 	vi.layout = found
-	if tw := dateLayouts[found].twin; tw >= 0 {
-		if f, ok := parseLayout(tw, s); ok {
-			vi.layout2, vi.f2 = tw, f
+	if other := max(dateLayouts[found].twin, dateLayouts[found].alias); other >= 0 {
+		if f, ok := parseLayout(other, s); ok {
+			vi.layout2, vi.f2 = other, f
 		}
 	}
 	if len(c.dExam) < maxDateExam {

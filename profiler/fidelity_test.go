@@ -201,6 +201,8 @@ var refLayouts = map[string]string{
 	"DD-MM-YYYY": "2-1-2006", "MM-DD-YYYY": "1-2-2006", "DD.MM.YYYY": "2.1.2006",
 	"MM/DD/YYYY hh:mm:ss AM": "1/2/2006 3:04:05 PM", "DD/MM/YYYY hh:mm:ss AM": "2/1/2006 3:04:05 PM",
 	"MM/DD/YYYY HH:mm:ss": "1/2/2006 15:04:05", "DD/MM/YYYY HH:mm:ss": "2/1/2006 15:04:05",
+	"Mon D, YYYY": "Jan 2, 2006", "Month D, YYYY": "January 2, 2006", "Mon D YYYY": "Jan 2 2006",
+	"D Mon YYYY": "2 Jan 2006", "D Month YYYY": "2 January 2006",
 }
 
 // refCol is the exact statistics of one column.
@@ -797,6 +799,7 @@ func fidelityFixtures(t *testing.T) []struct {
 		{"edge-spellings", "testdata/csv/edge-spellings.csv", ','},
 		{"edge-decimal-comma", "testdata/csv/edge-decimal-comma.csv", ';'},
 		{"edge-thousands", "testdata/csv/edge-thousands.csv", ','},
+		{"edge-month-dates", "testdata/csv/edge-month-dates.csv", ','},
 		{"nyc311-lookalike", writeTemp(t, "nyc311.csv", genNYC311(12000)), ','},
 		{"superstore-lookalike", writeTemp(t, "superstore.csv", genSuperstore(30000, false)), ','},
 		{"superstore-comma-lookalike", writeTemp(t, "superstore-comma.csv", genSuperstore(3000, true)), ';'},

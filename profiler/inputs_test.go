@@ -679,3 +679,35 @@ func TestProfile_Units(t *testing.T) {
 		t.Errorf("markdown does not name the units:\n%s", md)
 	}
 }
+
+// TestProfile_MonthNameDates: dates written with English month names are
+// dates in their layout; May, both a name and its abbreviation, parses
+// under either spelling; names that start like months stay text.
+func TestProfile_MonthNameDates(t *testing.T) {
+	csv := "short,long,dayfirst,onlymay,person\n" +
+		"\"Dec 3, 2026\",\"December 3, 2026\",3 Dec 2026,\"May 1, 2026\",Maria Lopez\n" +
+		"\"May 27, 2025\",\"May 27, 2025\",27 May 2025,\"May 9, 2025\",Mark Chen\n" +
+		"\"Jan 15, 2024\",\"January 15, 2024\",15 Jan 2024,\"May 30, 2024\",May Ito\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ col, format, min, max string }{
+		{"short", "Mon D, YYYY", "2024-01-15", "2026-12-03"},
+		{"long", "Month D, YYYY", "2024-01-15", "2026-12-03"},
+		{"dayfirst", "D Mon YYYY", "2024-01-15", "2026-12-03"},
+		{"onlymay", "Mon D, YYYY", "2024-05-30", "2026-05-01"},
+	} {
+		c := col(tp, tc.col)
+		if c.Type != TypeDate || c.Format != tc.format || c.Dates == nil || c.Dates.Min != tc.min || c.Dates.Max != tc.max || len(c.Warnings) > 0 {
+			t.Errorf("%s: %s %q %+v %q; want date %q %s..%s, no warnings", tc.col, c.Type, c.Format, c.Dates, c.Warnings, tc.format, tc.min, tc.max)
+		}
+	}
+	if c := col(tp, "person"); c.Type == TypeDate || c.Dates != nil {
+		t.Errorf("person: %s, want text", c.Type)
+	}
+}
