@@ -277,6 +277,8 @@ type colAcc struct {
 	decGFrac int64
 	// numbers written with each unit (units: none, %, $, …)
 	unitCounts [len(units)]int64
+	// negative numbers written in parentheses
+	parens int64
 	// strings
 	lenMin, lenMax int
 	lenSum         int64
@@ -336,8 +338,9 @@ const (
 	textSpace = 1 << iota
 	textEmail
 	textURL
-	textDec3 // a decimal comma with three digits after it (1,500)
-	textFrac // a number with thousands separators and a fraction (1,234.5)
+	textDec3  // a decimal comma with three digits after it (1,500)
+	textFrac  // a number with thousands separators and a fraction (1,234.5)
+	textParen // a negative number in parentheses: (1,234.50)
 )
 
 func newColAcc(name string, limit int) *colAcc {
@@ -454,6 +457,9 @@ func (c *colAcc) replay(vi *valInfo) {
 	c.pii.replay(vi)
 	if vi.kind.number() {
 		c.unitCounts[vi.unit]++
+		if vi.text&textParen != 0 {
+			c.parens++
+		}
 	}
 	switch vi.kind {
 	case kInt:
@@ -505,6 +511,15 @@ func (c *colAcc) classify(s string) kind {
 // classifyInto sets vi.kind and the parsed value; it changes no statistics.
 func (c *colAcc) classifyInto(s string, vi *valInfo) {
 	vi.kind = kText
+	if len(s) > 2 && s[0] == '(' && s[len(s)-1] == ')' && s[1] != '-' && s[1] != '+' {
+		// An accountant's negative: (1,234.50) is -1234.5.
+		if c.classifyInto("-"+s[1:len(s)-1], vi); vi.kind.number() {
+			vi.text |= textParen
+		} else {
+			*vi = valInfo{kind: kText, shape: -1, layout: -1, layout2: -1}
+		}
+		return
+	}
 	if n, u := numberUnit(s); u > 0 {
 		if c.classifyNumber(n, vi); vi.kind.number() {
 			vi.unit = u

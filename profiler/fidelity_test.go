@@ -171,6 +171,9 @@ var (
 // refNumber parses a trimmed value as the column's format says numbers
 // are written.
 func refNumber(v string, comma, grouped bool, unit string) (float64, bool) {
+	if inner, ok := strings.CutPrefix(v, "("); ok && strings.HasSuffix(inner, ")") {
+		v = "-" + strings.TrimSuffix(inner, ")")
+	}
 	if unit != "" {
 		sign := ""
 		if strings.HasPrefix(v, "-") {

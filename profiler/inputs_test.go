@@ -711,3 +711,28 @@ func TestProfile_MonthNameDates(t *testing.T) {
 		t.Errorf("person: %s, want text", c.Type)
 	}
 }
+
+// TestProfile_ParenthesisNegatives: an accountant's (1,234.50) is a
+// negative number, named in a warning; parentheses around what is not a
+// number leave it text.
+func TestProfile_ParenthesisNegatives(t *testing.T) {
+	csv := "balance,note\n\"(1,234.50)\",(see memo)\n\"2,000.00\",(2026-12-03)\n($3.25),ok\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := col(tp, "balance")
+	if c.Type != TypeDecimal || c.Unit != "" || c.Numeric == nil || c.Numeric.Min != -1234.5 || c.Numeric.Max != 2000 || c.Numeric.Negatives != 2 {
+		t.Errorf("balance: %s in %q %+v; want decimal -1234.5..2000 with 2 negatives", c.Type, c.Unit, c.Numeric)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "2 negative numbers are written in parentheses") }) {
+		t.Errorf("balance: warnings %q, want one naming the parentheses", c.Warnings)
+	}
+	if n := col(tp, "note"); n.Numeric != nil || n.Dates != nil {
+		t.Errorf("note: %s, want text", n.Type)
+	}
+}

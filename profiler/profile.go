@@ -633,6 +633,9 @@ func (c *colAcc) finish() *ColumnProfile {
 		if cp.Unit, w = c.unit(); w != "" {
 			cp.Warnings = append(cp.Warnings, w)
 		}
+		if c.parens > 0 {
+			cp.Warnings = append(cp.Warnings, fmt.Sprintf("%d negative numbers are written in parentheses, as (1,234.50)", c.parens))
+		}
 		a := &c.num
 		if readGrouped && c.grouped != nil {
 			a = c.grouped
