@@ -126,10 +126,14 @@ func looksDecimal(s string) bool {
 	return digit
 }
 
-// looksDate reports whether s may be a date that starts with a digit:
-// two separators (2026-12-03, 3/12/2026 10:00) or a month's name after
-// the day (3 Dec 2026).
+// looksDate reports whether s may be a date or time that starts with a
+// digit: two separators (2026-12-03, 3/12/2026 10:00, 10:00:00), a time
+// of hours and minutes (9:30, 10:00) or a month's name after the day
+// (3 Dec 2026).
 func looksDate(s string) bool {
+	if len(s) >= 4 && len(s) <= 5 && s[len(s)-3] == ':' && s[0] >= '0' && s[0] <= '9' {
+		return true
+	}
 	if len(s) < 6 || len(s) > 40 || s[0] < '0' || s[0] > '9' {
 		return false
 	}

@@ -736,3 +736,30 @@ func TestProfile_ParenthesisNegatives(t *testing.T) {
 		t.Errorf("note: %s, want text", n.Type)
 	}
 }
+
+// TestProfile_TimesOfDay: times of day print as times, not as a date in
+// year 0, and hours and minutes alone (9:30) are times too; a ratio that
+// only looks like one now and then stays text.
+func TestProfile_TimesOfDay(t *testing.T) {
+	csv := "t,hm,ratio\n10:00:00,10:00,3:1\n08:30:15,9:30,12:40\n23:59:59,23:59,1:2\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ col, format, min, max string }{
+		{"t", "HH:mm:ss", "08:30:15", "23:59:59"},
+		{"hm", "HH:mm", "09:30", "23:59"},
+	} {
+		c := col(tp, tc.col)
+		if c.Type != TypeDateTime || c.Format != tc.format || c.Dates == nil || c.Dates.Min != tc.min || c.Dates.Max != tc.max {
+			t.Errorf("%s: %s %q %+v; want datetime %q %s..%s", tc.col, c.Type, c.Format, c.Dates, tc.format, tc.min, tc.max)
+		}
+	}
+	if c := col(tp, "ratio"); c.Dates != nil {
+		t.Errorf("ratio: %s %q, want text", c.Type, c.Format)
+	}
+}

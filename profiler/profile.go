@@ -151,7 +151,9 @@ type Quantile struct {
 	V float64 `json:"v"`
 }
 
-// DateStats summarises a date/time column (values in UTC).
+// DateStats summarises a date/time column (values in UTC): dates as
+// YYYY-MM-DD, timestamps as YYYY-MM-DD HH:mm:ss, times of day in the
+// column's own layout (HH:mm or HH:mm:ss).
 type DateStats struct {
 	Min       string   `json:"min"`
 	Max       string   `json:"max"`
@@ -650,7 +652,10 @@ func (c *colAcc) finish() *ColumnProfile {
 		cp.Range = []string{num(c.num.min, true), num(c.num.max, true)}
 	case TypeDate, TypeDateTime:
 		layout := "2006-01-02"
-		if cp.Type == TypeDateTime {
+		switch {
+		case slices.Contains(famTime, dateL):
+			layout = dateLayouts[dateL].layout // a time of day, no date
+		case cp.Type == TypeDateTime:
 			layout = "2006-01-02 15:04:05"
 		}
 		f := func(u float64) string { return time.Unix(int64(u), 0).UTC().Format(layout) }
