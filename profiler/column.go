@@ -151,10 +151,15 @@ func looksDate(s string) bool {
 	return seps >= 2
 }
 
+// spaceGroups reads the spaces a French or Swiss writer puts between
+// groups of thousands (a space, a no-break or narrow no-break space) as
+// the '.' parseDecComma knows: 1 234,5 is 1.234,5.
+var spaceGroups = strings.NewReplacer(" ", ".", "\u00a0", ".", "\u202f", ".")
+
 // parseDecComma parses a number written with a decimal comma, with or
-// without '.' between groups of thousands: 3,5  -12,75  1.234,5. dec3
-// reports exactly three digits after the comma and no grouping (1,500),
-// which could also be a thousands separator.
+// without '.' or spaces between groups of thousands: 3,5  -12,75
+// 1.234,5  1 234,5. dec3 reports exactly three digits after the comma
+// and no grouping (1,500), which could also be a thousands separator.
 func parseDecComma(s string) (f float64, dec3, ok bool) {
 	i := 0
 	if s[0] == '-' || s[0] == '+' {
@@ -165,6 +170,9 @@ func parseDecComma(s string) (f float64, dec3, ok bool) {
 		return 0, false, false
 	}
 	intPart, frac := s[i:comma], s[comma+1:]
+	if strings.IndexByte(intPart, '.') < 0 {
+		intPart = spaceGroups.Replace(intPart)
+	}
 	for j := 0; j < len(frac); j++ {
 		if frac[j] < '0' || frac[j] > '9' {
 			return 0, false, false

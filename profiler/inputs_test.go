@@ -763,3 +763,40 @@ func TestProfile_TimesOfDay(t *testing.T) {
 		t.Errorf("ratio: %s %q, want text", c.Type, c.Format)
 	}
 }
+
+// TestProfile_SpaceGroups: a French or Swiss export writes thousands
+// apart with a space, a no-break or a narrow no-break space before its
+// decimal comma; such values are decimal-comma numbers.
+func TestProfile_SpaceGroups(t *testing.T) {
+	csv := "montant;note\n\"1 234,50\";a\n\"12\u00a0000,00\";b\n999,99;c\n\"-3\u202f000,25\";d\n"
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := col(tp, "montant")
+	if c.Type != TypeDecimal || c.Format != formatDecComma || c.Numeric == nil || c.Numeric.Min != -3000.25 || c.Numeric.Max != 12000 {
+		t.Errorf("montant: %s %q %+v; want decimal %q, -3000.25..12000", c.Type, c.Format, c.Numeric, formatDecComma)
+	}
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"1 234,50", 1234.5, true},
+		{"12\u00a0000,00", 12000, true},
+		{"-3\u202f000,25", -3000.25, true},
+		{"1 234 567,5", 1234567.5, true},
+		{"1 2,5", 0, false},
+		{"1.234 567,5", 0, false},
+		{"1 234", 0, false},
+	} {
+		f, _, ok := parseDecComma(tc.in)
+		if ok != tc.ok || ok && f != tc.want {
+			t.Errorf("parseDecComma(%q) = %v, %v; want %v, %v", tc.in, f, ok, tc.want, tc.ok)
+		}
+	}
+}
