@@ -414,7 +414,6 @@ func TestRecordsAt_Messages(t *testing.T) {
 // lines: LF, CRLF, or the bare CR of Excel's "CSV (Macintosh)".
 func TestProfile_LineEndings(t *testing.T) {
 	lines := []string{"name,qty,note", "apple,3,\"red, round\"", "pear,5,green", "plum,7,", "fig,11,\"soft\""}
-	dir := t.TempDir()
 	for _, tc := range []struct{ name, eol string }{
 		{"LF", "\n"},
 		{"CRLF", "\r\n"},
@@ -425,14 +424,7 @@ func TestProfile_LineEndings(t *testing.T) {
 			if trailing {
 				body += tc.eol
 			}
-			p := filepath.Join(dir, "t.csv")
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
-			}
+			tp := profileFile(t, writeTemp(t, "t.csv", body))
 			if got := strings.Join(colNames(tp), ","); got != "name,qty,note" || tp.Rows != 4 {
 				t.Errorf("%s (trailing %v): columns %s, %d rows; want name,qty,note and 4", tc.name, trailing, got, tp.Rows)
 				continue
@@ -477,14 +469,7 @@ func TestSniffCSV_Preamble(t *testing.T) {
 		})
 	}
 
-	p := filepath.Join(t.TempDir(), "report.csv")
-	if err := os.WriteFile(p, []byte("Sales report,,\n,,\n"+table), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "report.csv", "Sales report,,\n,,\n"+table))
 	if got := strings.Join(colNames(tp), ","); got != "region,units,price" || tp.Rows != 3 || col(tp, "units").Type != TypeInteger {
 		t.Errorf("columns %s, %d rows, units %s; want region,units,price, 3 rows, integer", got, tp.Rows, col(tp, "units").Type)
 	}
@@ -532,14 +517,7 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\",89\n" +
 		"999.99,999,\"3,000,000\",\"3,125\",\"4,623,519\"\n" +
 		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\",\"1,000\"\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	for _, tc := range []struct {
 		col, typ, format string
 		min, max         float64
@@ -579,14 +557,7 @@ func TestProfile_ThousandsSeparatorsSketched(t *testing.T) {
 		fmt.Fprintf(&sb, "\"%s\"\n", grouped(v))
 		vals = append(vals, float64(v))
 	}
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", sb.String()))
 	c := col(tp, "v")
 	if c.Type != TypeDecimal || c.Format != formatGrouped || c.Numeric == nil {
 		t.Fatalf("v: %s %q; want decimal %q", c.Type, c.Format, formatGrouped)
@@ -647,14 +618,7 @@ func TestProfile_Units(t *testing.T) {
 		"\"$1,234.50\",12%,\"1.234,50 €\",5,$abc\n" +
 		"$20.00,7.5%,\"3,50 €\",$6,$def\n" +
 		"-$3.00,100%,\"12,25 €\",7,$ghi\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	for _, tc := range []struct {
 		col, typ, format, unit string
 		min, max               float64
@@ -688,14 +652,7 @@ func TestProfile_MonthNameDates(t *testing.T) {
 		"\"Dec 3, 2026\",\"December 3, 2026\",3 Dec 2026,\"May 1, 2026\",Maria Lopez\n" +
 		"\"May 27, 2025\",\"May 27, 2025\",27 May 2025,\"May 9, 2025\",Mark Chen\n" +
 		"\"Jan 15, 2024\",\"January 15, 2024\",15 Jan 2024,\"May 30, 2024\",May Ito\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	for _, tc := range []struct{ col, format, min, max string }{
 		{"short", "Mon D, YYYY", "2024-01-15", "2026-12-03"},
 		{"long", "Month D, YYYY", "2024-01-15", "2026-12-03"},
@@ -717,14 +674,7 @@ func TestProfile_MonthNameDates(t *testing.T) {
 // number leave it text.
 func TestProfile_ParenthesisNegatives(t *testing.T) {
 	csv := "balance,note\n\"(1,234.50)\",(see memo)\n\"2,000.00\",(2026-12-03)\n($3.25),ok\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	c := col(tp, "balance")
 	if c.Type != TypeDecimal || c.Unit != "" || c.Numeric == nil || c.Numeric.Min != -1234.5 || c.Numeric.Max != 2000 || c.Numeric.Negatives != 2 {
 		t.Errorf("balance: %s in %q %+v; want decimal -1234.5..2000 with 2 negatives", c.Type, c.Unit, c.Numeric)
@@ -742,14 +692,7 @@ func TestProfile_ParenthesisNegatives(t *testing.T) {
 // only looks like one now and then stays text.
 func TestProfile_TimesOfDay(t *testing.T) {
 	csv := "t,hm,ratio\n10:00:00,10:00,3:1\n08:30:15,9:30,12:40\n23:59:59,23:59,1:2\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	for _, tc := range []struct{ col, format, min, max string }{
 		{"t", "HH:mm:ss", "08:30:15", "23:59:59"},
 		{"hm", "HH:mm", "09:30", "23:59"},
@@ -769,14 +712,7 @@ func TestProfile_TimesOfDay(t *testing.T) {
 // decimal comma; such values are decimal-comma numbers.
 func TestProfile_SpaceGroups(t *testing.T) {
 	csv := "montant;note\n\"1 234,50\";a\n\"12\u00a0000,00\";b\n999,99;c\n\"-3\u202f000,25\";d\n"
-	p := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := Profile(context.Background(), FileSource{Path: p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	c := col(tp, "montant")
 	if c.Type != TypeDecimal || c.Format != formatDecComma || c.Numeric == nil || c.Numeric.Min != -3000.25 || c.Numeric.Max != 12000 {
 		t.Errorf("montant: %s %q %+v; want decimal %q, -3000.25..12000", c.Type, c.Format, c.Numeric, formatDecComma)
