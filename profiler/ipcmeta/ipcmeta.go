@@ -9,7 +9,8 @@
 // a panic a caller could recover. Check refuses such metadata: every
 // vector must fit in the message that holds it, fields nest at most
 // MaxDepth deep and number at most MaxFields, a record batch has at most
-// MaxRows rows, and every message lies within the file.
+// MaxRows rows, and every message lies within the file, a file's blocks
+// holding no more than it together.
 //
 // Check reads only metadata (flatbuffers), never record bodies; the sizes
 // of bodies and of decompressed buffers are left to the reader's limits
@@ -217,6 +218,10 @@ func checkFile(r io.ReaderAt, size int64) error {
 		}
 	}
 	const blockSize = 24 // offset int64, metadata length int32 (padded), body length int64
+	// Blocks do not overlap, so together they hold at most the file: a
+	// footer naming one block a million times would have Check, and then
+	// the reader, read it a million times.
+	var held int64
 	for _, slot := range []int{2, 3} {
 		start, count, err := fb.vectorField(root, slot, blockSize)
 		if err != nil {
@@ -229,6 +234,9 @@ func checkFile(r io.ReaderAt, size int64) error {
 			bodyLen := int64(binary.LittleEndian.Uint64(b[16:]))
 			if offset < 0 || metaLen <= 0 || bodyLen < 0 || offset > size || metaLen > size-offset || bodyLen > size-offset-metaLen {
 				return malformed("block %d lies outside the file", i)
+			}
+			if held += metaLen + bodyLen; held > size {
+				return malformed("the blocks hold more than the file's %d bytes", size)
 			}
 			meta, _, err := readMessage(r, offset, offset+metaLen)
 			if err != nil {

@@ -251,6 +251,7 @@ func TestCheck_Refuses(t *testing.T) {
 		{"footer longer than the file", "a footer of", patched(file, len(file)-10, uint32(len(file)))},
 		{"file cut short", "does not end with", file[:len(file)-1]},
 		{"file of its magic only", "a file of", []byte("ARROW1")},
+		{"one block listed 1,000 times", "the blocks hold more than", repeatedBlocks(t, 1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := check(tc.data)
@@ -269,6 +270,7 @@ func TestCheck_ValidShapes(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"fields nested 64 deep":                func() []byte { b := builder(); return append(schemaMessage(b, chain(b, 64)), eos...) }(),
 		"one field shared to name 2^15 fields": func() []byte { b := builder(); return append(schemaMessage(b, shared(b, 15)), eos...) }(),
+		"one block listed once":                repeatedBlocks(t, 1),
 		"a batch of 2^31-1 rows": func() []byte {
 			b := builder()
 			return append(append(schemaMessage(b, structField(b, "x", nil)), recordMessage(builder(), 1<<31-1, 0, nil)...), eos...)
@@ -292,4 +294,33 @@ func FuzzCheck(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = check(data)
 	})
+}
+
+// repeatedBlocks builds an Arrow IPC file whose footer names its one
+// record batch n times.
+func repeatedBlocks(tb testing.TB, n int) []byte {
+	tb.Helper()
+	b := flatbuffers.NewBuilder(256)
+	out := append([]byte(magic), 0, 0)
+	out = append(out, schemaMessage(b, structField(b, "x", nil))...)
+	offset := len(out)
+	rec := recordMessage(flatbuffers.NewBuilder(256), 1, 0, nil)
+	out = append(out, rec...)
+
+	fb := flatbuffers.NewBuilder(256)
+	fb.StartVector(24, n, 8)
+	for range n {
+		fb.PrependInt64(0) // body length
+		fb.Pad(4)
+		fb.PrependInt32(int32(len(rec)))
+		fb.PrependInt64(int64(offset))
+	}
+	blocks := fb.EndVector(n)
+	fb.StartObject(5)
+	fb.PrependUOffsetTSlot(3, blocks, 0)
+	fb.Finish(fb.EndObject())
+	footer := fb.FinishedBytes()
+	out = append(out, footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, magic...)
 }
