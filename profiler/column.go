@@ -525,19 +525,11 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 	vi.kind = kText
 	if len(s) > 2 && s[0] == '(' && s[len(s)-1] == ')' && s[1] != '-' && s[1] != '+' {
 		// An accountant's negative: (1,234.50) is -1234.5.
-		if c.classifyInto("-"+s[1:len(s)-1], vi); vi.kind.number() {
-			vi.text |= textParen
-		} else {
-			*vi = valInfo{kind: kText, shape: -1, layout: -1, layout2: -1}
-		}
+		c.classifyWrapped("-"+s[1:len(s)-1], vi, func(vi *valInfo) { vi.text |= textParen })
 		return
 	}
 	if n, u := numberUnit(s); u > 0 {
-		if c.classifyNumber(n, vi); vi.kind.number() {
-			vi.unit = u
-		} else {
-			*vi = valInfo{kind: kText, shape: -1, layout: -1, layout2: -1}
-		}
+		c.classifyWrapped(n, vi, func(vi *valInfo) { vi.unit = u })
 		return
 	}
 	if c.classifyNumber(s, vi) {
@@ -552,13 +544,25 @@ func (c *colAcc) classifyInto(s string, vi *valInfo) {
 	}
 }
 
+// classifyWrapped classifies the number a value wraps (in parentheses,
+// or with a unit): when core is a number, mark records the wrapping;
+// otherwise the value is text, with the facts its caller had set.
+func (c *colAcc) classifyWrapped(core string, vi *valInfo, mark func(*valInfo)) {
+	text := *vi
+	if c.classifyInto(core, vi); vi.kind.number() {
+		mark(vi)
+		return
+	}
+	*vi = text
+}
+
 // units are the signs numberUnit splits off a number; index 0 is none.
 var units = [...]string{"", "%", "$", "€", "£", "¥", "₹"}
 
 // numberUnit splits a currency sign or a percent sign off what may be a
 // number, its sign kept: $1.50, -$1.50, $-1.50, €1.234,50, 1.234,50 €,
-// 12,50 $, 12%, 7,5 %. It returns the index of the unit in units, 0 when s has
-// none; the rest is not checked to be a number.
+// 12,50 $, 12%, 7,5 %. It returns the index of the unit in units, 0 when
+// s has none; the rest is not checked to be a number.
 func numberUnit(s string) (string, uint8) {
 	sign := ""
 	if s != "" && (s[0] == '-' || s[0] == '+') {

@@ -638,8 +638,8 @@ func TestProfile_Units(t *testing.T) {
 	if w := col(tp, "some").Warnings; !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "of 3 numbers, 1 with $") }) {
 		t.Errorf("some: warnings %q, want one naming the number written with $", w)
 	}
-	if c := col(tp, "label"); c.Numeric != nil || c.Unit != "" {
-		t.Errorf("label: %s in %q, want text", c.Type, c.Unit)
+	if c := col(tp, "label"); c.Numeric != nil || c.Unit != "" || c.Lengths == nil || c.Lengths.Min != 4 || c.Lengths.Max != 4 {
+		t.Errorf("label: %s in %q, lengths %+v; want text of 4 characters", c.Type, c.Unit, c.Lengths)
 	}
 	if md := tp.Markdown(0); !strings.Contains(md, "price: decimal with thousands separators in $") || !strings.Contains(md, "rate: decimal in %") {
 		t.Errorf("markdown does not name the units:\n%s", md)
