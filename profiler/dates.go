@@ -170,7 +170,11 @@ func (c *colAcc) parseDate(s string, vi *valInfo) bool {
 	}
 	c.dCur = found
 	vi.layout = found
-	if other := max(dateLayouts[found].twin, dateLayouts[found].alias); other >= 0 {
+	other := dateLayouts[found].twin // a layout has a twin or an alias, not both
+	if other < 0 {
+		other = dateLayouts[found].alias
+	}
+	if other >= 0 {
 		if f, ok := parseLayout(other, s); ok {
 			vi.layout2, vi.f2 = other, f
 		}

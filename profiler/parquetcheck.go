@@ -8,10 +8,10 @@ import (
 )
 
 // checkParquet refuses a Parquet file whose column chunks or page
-// indexes lie outside its size bytes. arrow-go reads a whole column chunk
-// into a slice of the claimed length, outside any allocator, and does so
-// in goroutines of its own for the children of a struct: a negative or
-// huge claim would end the process, where this is an error.
+// indexes lie outside its size bytes. arrow-go sizes its reads of a
+// column chunk by the claimed length, outside any allocator, and opens a
+// struct's children in goroutines of its own: a negative or huge claim
+// would end the process, where this is an error.
 func checkParquet(pf *file.Reader, size int64) error {
 	within := func(what string, rg, col int, start, n int64) error {
 		if start < 0 || n < 0 || start > size || n > size-start {
