@@ -208,18 +208,34 @@ func parseDecComma(s string) (f float64, dec3, ok bool) {
 	return f, len(frac) == 3 && !grouped, true
 }
 
-// parseGrouped parses a number written with ',' between groups of
-// thousands and an optional '.' before its fraction, when it cannot be a
-// decimal comma: 1,234.5  -12,000.00  1,234,567. (1,234 alone is left to
-// parseDecComma, which flags it as either.)
+// groupSeps are the characters written between groups of thousands
+// before a '.' fraction: ',' (1,234.5), an apostrophe (Swiss: 1'234.5,
+// 1’234.5) and a space, a no-break or narrow no-break space (1 234 567).
+var groupSeps = [...]string{",", "'", "\u2019", " ", "\u00a0", "\u202f"}
+
+// parseGrouped parses a number written with one of groupSeps between
+// groups of thousands and an optional '.' before its fraction, when it
+// cannot be a decimal comma: 1,234.5  -12,000.00  1,234,567  1'234.5
+// 1 234. (1,234 alone is left to parseDecComma, which flags it as either;
+// a separator other than ',' is never a decimal one.)
 func parseGrouped(s string) (float64, bool) {
 	i := 0
 	if s[0] == '-' || s[0] == '+' {
 		i = 1
 	}
 	whole, frac, dot := strings.Cut(s[i:], ".")
-	groups := strings.Split(whole, ",")
-	if len(groups) < 2 || !dot && len(groups) < 3 || dot && frac == "" {
+	sep := ""
+	for _, g := range groupSeps {
+		if strings.Contains(whole, g) {
+			sep = g
+			break
+		}
+	}
+	if sep == "" {
+		return 0, false
+	}
+	groups := strings.Split(whole, sep)
+	if len(groups) < 2 || sep == "," && !dot && len(groups) < 3 || dot && frac == "" {
 		return 0, false
 	}
 	var b [64]byte

@@ -500,6 +500,16 @@ func TestParseGrouped(t *testing.T) {
 		{"1,234.5e3", 0, false},
 		{",234.5", 0, false},
 		{"-", 0, false},
+		{"1'234.50", 1234.5, true},
+		{"-12’000", -12000, true},
+		{"1 234", 1234, true}, // a space is never a decimal separator
+		{"1\u00a0234\u00a0567.5", 1234567.5, true},
+		{"+1\u202f000", 1000, true},
+		{"1'234 567", 0, false},     // two separators
+		{"555 123 4567", 0, false},  // a phone number: a last group of four
+		{"020 7946 0958", 0, false}, // likewise, and a first group of 0
+		{"1 23", 0, false},
+		{"1 234,5", 0, false}, // a decimal comma: parseDecComma's
 	} {
 		got, ok := parseGrouped(tc.in)
 		if ok != tc.ok || ok && got != tc.want {
@@ -540,6 +550,35 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		if c.Numeric.Mean != mean || len(c.Numeric.Quantiles) == 0 || c.Numeric.Quantiles[len(c.Numeric.Quantiles)-1].V < 406055 {
 			t.Errorf("counts: mean %v, quantiles %v; want mean %v and 1,234-style values read as thousands", c.Numeric.Mean, c.Numeric.Quantiles, mean)
 		}
+	}
+}
+
+// TestProfile_OtherGroupSeparators: an apostrophe (Swiss) or a space of
+// any width (French, SI) between groups of thousands also makes a number;
+// digits in groups that are not thousands, such as a phone number's, stay
+// text.
+func TestProfile_OtherGroupSeparators(t *testing.T) {
+	csv := "swiss,spaced,counts,phone\n" +
+		"1'234.50,1 234.50,1 234 567,555 123 4567\n" +
+		"12'000.00,12\u00a0000.00,2 000,555 987 6543\n" +
+		"999.99,999.99,999,555 111 2222\n" +
+		"-3\u2019000.25,-3\u202f000.25,10\u202f000\u202f000,555 333 4444\n"
+	tp := profileFile(t, writeTemp(t, "t.csv", csv))
+	for _, tc := range []struct {
+		col, typ, format string
+		min, max         float64
+	}{
+		{"swiss", TypeDecimal, formatGrouped, -3000.25, 12000},
+		{"spaced", TypeDecimal, formatGrouped, -3000.25, 12000},
+		{"counts", TypeInteger, formatGrouped, 999, 10000000},
+	} {
+		c := col(tp, tc.col)
+		if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
+			t.Errorf("%s: %s %q %+v; want %s %q, %v..%v", tc.col, c.Type, c.Format, c.Numeric, tc.typ, tc.format, tc.min, tc.max)
+		}
+	}
+	if c := col(tp, "phone"); c.Numeric != nil || c.Format != "" {
+		t.Errorf("phone: %s %q %+v; want no number", c.Type, c.Format, c.Numeric)
 	}
 }
 
