@@ -118,8 +118,8 @@ func load(cfg config) (devset.Set, error) {
 		}
 	}
 	if cfg.nonsense > 0 {
-		set.Queries = append(set.Queries, devset.Nonsense(cfg.seed+2, cfg.nonsense, wss)...)
-		set.Queries = append(set.Queries, devset.CommonNonsense(cfg.seed+3, cfg.nonsense, wss)...)
+		set.Queries = append(set.Queries, devset.Nonsense(cfg.seed+2, cfg.nonsense, wss, set.Files)...)
+		set.Queries = append(set.Queries, devset.CommonNonsense(cfg.seed+3, cfg.nonsense, wss, set.Files)...)
 	}
 	return set, nil
 }

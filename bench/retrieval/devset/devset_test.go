@@ -65,7 +65,7 @@ func TestSets(t *testing.T) {
 }
 
 func TestNonsense(t *testing.T) {
-	qs := Nonsense(1, 50, []string{"a", "b"})
+	qs := Nonsense(1, 50, []string{"a", "b"}, nil)
 	if len(qs) != 50 {
 		t.Fatalf("%d queries, want 50", len(qs))
 	}
@@ -94,16 +94,32 @@ func TestCommonNonsense(t *testing.T) {
 			})
 		}
 	}
-	for _, q := range CommonNonsense(1, 20, []string{"a"}) {
+	for _, q := range CommonNonsense(1, 20, []string{"a"}, nil) {
 		if q.Set != "nonsense-common" || q.Class != "nonsense" || len(q.Relevant) != 0 {
 			t.Errorf("query %+v: want a nonsense query of set nonsense-common", q)
 		}
 	}
 }
 
+// TestNonsenseAbsent checks that nonsense leaves out the words whose stem a
+// memory file holds: a set written elsewhere may mention them.
+func TestNonsenseAbsent(t *testing.T) {
+	files := map[string]string{"memory/a.md": "He boiled two kettles and fed the pelicans."}
+	for _, q := range CommonNonsense(1, 200, nil, files) {
+		for _, w := range strings.Fields(q.Text) {
+			if w == "kettle" || w == "pelican" {
+				t.Errorf("query %q holds %q, which the memory holds", q.Text, w)
+			}
+		}
+	}
+	if got := absent([]string{"kettle", "lemon", "pelican"}, files); !slices.Equal(got, []string{"lemon"}) {
+		t.Errorf("absent = %v, want [lemon]", got)
+	}
+}
+
 func TestWriteRead(t *testing.T) {
 	s := Workspaces(3, 2)
-	s.Queries = append(s.Queries, Nonsense(3, 5, nil)...)
+	s.Queries = append(s.Queries, Nonsense(3, 5, nil, nil)...)
 	dir := t.TempDir()
 	if err := s.Write(dir); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/selmem/selmem/memstore"
 )
 
 // item is one section of workspace memory with the queries that look for
@@ -231,16 +233,33 @@ var commonWords = []string{"umbrella", "nutmeg", "glacier", "pelican", "saddle",
 	"penguin", "giraffe", "squirrel", "beaver", "otter", "raven", "swan", "oyster", "lobster", "cherry",
 	"walnut", "ginger", "garlic", "onion", "lemon", "honey", "cheese", "saucer", "goblet", "cloak"}
 
-// Nonsense returns n queries of two or three words that match nothing,
-// each restricted to one of workspaces in turn: made-up and rare words.
-func Nonsense(seed uint64, n int, workspaces []string) []Query {
-	return nonsense(seed, n, workspaces, "nonsense", nonsenseWords)
+// Nonsense returns n queries of two or three words that match nothing in
+// files, each restricted to one of workspaces in turn: made-up and rare
+// words, none of whose stems a file holds.
+func Nonsense(seed uint64, n int, workspaces []string, files map[string]string) []Query {
+	return nonsense(seed, n, workspaces, "nonsense", absent(nonsenseWords, files))
 }
 
 // CommonNonsense is Nonsense of everyday English words (set
 // "nonsense-common"), which a dictionary knows and relates to others.
-func CommonNonsense(seed uint64, n int, workspaces []string) []Query {
-	return nonsense(seed, n, workspaces, "nonsense-common", commonWords)
+func CommonNonsense(seed uint64, n int, workspaces []string, files map[string]string) []Query {
+	return nonsense(seed, n, workspaces, "nonsense-common", absent(commonWords, files))
+}
+
+// absent returns the words of words no file of files holds a word of the
+// stem of: a set written elsewhere may well mention a kettle.
+func absent(words []string, files map[string]string) []string {
+	held := map[string]bool{}
+	for _, content := range files {
+		memstore.Words(content, func(w string) { held[memstore.Stem(w)] = true })
+	}
+	var out []string
+	for _, w := range words {
+		if !held[memstore.Stem(w)] {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func nonsense(seed uint64, n int, workspaces []string, set string, words []string) []Query {
