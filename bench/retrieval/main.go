@@ -12,11 +12,13 @@
 // stop words removed, OR of the remaining words) runs in the same
 // process, so every ranking is measured against it.
 //
-//	go run ./bench/retrieval                      # the generated dev sets
+//	go run ./bench/retrieval                      # the dev sets
 //	go run ./bench/retrieval -dir path/to/set     # a set in the on-disk format
 //	go run ./bench/retrieval -write out/          # dump the generated sets
 //
-// The generated sets (package devset) are deterministic for a -seed. A
+// The dev sets are the generated ones (package devset), deterministic for
+// a -seed, and the set of natural conversations stored in
+// testdata/retrieval/natural (-natural; run from the repository root). A
 // set on disk is a directory holding memory/ (files by repository-relative
 // path, e.g. memory/workspaces/w/notes/s1.md) and queries.jsonl (one
 // devset.Query a line). A hit is relevant when its path equals a relevant
@@ -66,6 +68,7 @@ type config struct {
 	keep          string
 	perQuery      string
 	dsn           string
+	natural       string
 }
 
 func main() {
@@ -80,6 +83,7 @@ func main() {
 	flag.StringVar(&cfg.write, "write", "", "write the generated set to this directory and exit")
 	flag.StringVar(&cfg.keep, "keep", "", "build the memory in this directory and keep it (default: a temporary one)")
 	flag.StringVar(&cfg.perQuery, "per-query", "", "write per-query ranks of the first variant and the baseline to this file")
+	flag.StringVar(&cfg.natural, "natural", filepath.Join("testdata", "retrieval", "natural"), "the stored set of natural conversations evaluated beside the generated sets (empty: none)")
 	flag.StringVar(&cfg.dsn, "dsn", "", "Postgres database with pgvector: also run the first variant on the Postgres backend")
 	flag.Parse()
 	if dirs != "" {
@@ -96,49 +100,96 @@ func main() {
 	}
 }
 
-// load returns the sets to evaluate, merged into one memory.
-func load(cfg config) (devset.Set, error) {
-	var set devset.Set
+// memory is one memory the harness builds and searches, with the sets
+// whose files it holds.
+type memory struct {
+	name string
+	set  devset.Set
+}
+
+// load returns the memories to evaluate: the sets of -dir merged into
+// one, or else the generated sets and, apart, the stored natural
+// conversations (a memory of its own, as a user's would be), each with
+// its nonsense queries.
+func load(cfg config) ([]memory, error) {
+	var mems []memory
 	if len(cfg.dirs) > 0 {
+		var set devset.Set
 		for _, d := range cfg.dirs {
 			s, err := devset.Read(d)
 			if err != nil {
-				return set, err
+				return nil, err
 			}
 			set.Merge(s)
 		}
+		mems = append(mems, memory{"dir", set})
 	} else {
+		var set devset.Set
 		set.Merge(devset.Conversations(cfg.seed, cfg.conversations))
 		set.Merge(devset.Workspaces(cfg.seed+1, cfg.workspaces))
-	}
-	var wss []string
-	for _, q := range set.Queries {
-		if q.Workspace != "" && !slices.Contains(wss, q.Workspace) {
-			wss = append(wss, q.Workspace)
+		mems = append(mems, memory{"generated", set})
+		if cfg.natural != "" {
+			s, err := devset.Read(cfg.natural)
+			if err != nil {
+				return nil, err
+			}
+			mems = append(mems, memory{"natural", s})
 		}
 	}
-	if cfg.nonsense > 0 {
-		set.Queries = append(set.Queries, devset.Nonsense(cfg.seed+2, cfg.nonsense, wss, set.Files)...)
-		set.Queries = append(set.Queries, devset.CommonNonsense(cfg.seed+3, cfg.nonsense, wss, set.Files)...)
+	for i := range mems {
+		set := &mems[i].set
+		var wss []string
+		for _, q := range set.Queries {
+			if q.Workspace != "" && !slices.Contains(wss, q.Workspace) {
+				wss = append(wss, q.Workspace)
+			}
+		}
+		if cfg.nonsense > 0 {
+			set.Queries = append(set.Queries, devset.Nonsense(cfg.seed+2, cfg.nonsense, wss, set.Files)...)
+			set.Queries = append(set.Queries, devset.CommonNonsense(cfg.seed+3, cfg.nonsense, wss, set.Files)...)
+		}
 	}
-	return set, nil
+	return mems, nil
 }
 
 func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error {
-	set, err := load(cfg)
+	mems, err := load(cfg)
 	if err != nil {
 		return err
 	}
 	if cfg.write != "" {
-		return set.Write(cfg.write)
+		return mems[0].set.Write(cfg.write)
 	}
-	home := cfg.keep
-	if home == "" {
-		if home, err = os.MkdirTemp("", "selmem-retrieval-"); err != nil {
+	base := cfg.keep
+	if base == "" {
+		if base, err = os.MkdirTemp("", "selmem-retrieval-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(home)
+		defer os.RemoveAll(base)
 	}
+	for i, m := range mems {
+		home, perQuery := base, cfg.perQuery
+		if len(mems) > 1 {
+			home = filepath.Join(base, m.name)
+			if perQuery != "" {
+				perQuery += "." + m.name
+			}
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "# memory %q\n", m.name)
+		}
+		if err := evalMemory(ctx, cfg, home, perQuery, m.set, out, log); err != nil {
+			return fmt.Errorf("memory %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// evalMemory builds set's memory in home, evaluates the baseline and
+// cfg's variants on it, and prints their report; with perQuery, it
+// writes the per-query ranks there.
+func evalMemory(ctx context.Context, cfg config, home, perQuery string, set devset.Set, out io.Writer, log *slog.Logger) error {
 	dbPath, err := prepare(home, set)
 	if err != nil {
 		return err
@@ -190,8 +241,8 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	if ref != nil {
 		printLosers(out, set.Queries, reports[1], *ref)
 	}
-	if cfg.perQuery != "" && len(reports) > 1 {
-		return writePerQuery(cfg.perQuery, set, reports[1], reports[0])
+	if perQuery != "" && len(reports) > 1 {
+		return writePerQuery(perQuery, set, reports[1], reports[0])
 	}
 	return nil
 }

@@ -4,22 +4,34 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"testing"
 
+	"github.com/selmem/selmem/bench/retrieval/devset"
 	"github.com/selmem/selmem/internal/pgtest"
 )
 
-// TestPostgres_SameAnswers runs generated sets through the store over
-// both backends, with the default ranking's thesaurus and associated
-// words, and checks that Postgres returns the embedded index's top 10
-// and finds nothing for the same nonsense.
+// TestPostgres_SameAnswers runs generated sets and the stored natural
+// conversations through the store over both backends, with the default
+// ranking's thesaurus and associated words, and checks that Postgres
+// returns the embedded index's top 10 and finds nothing for the same
+// nonsense.
 func TestPostgres_SameAnswers(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := context.Background()
-	set, err := load(config{seed: 5, conversations: 3, workspaces: 4, nonsense: 40})
+	mems, err := load(config{seed: 5, conversations: 3, workspaces: 4, nonsense: 40,
+		natural: filepath.Join("..", "..", "testdata", "retrieval", "natural")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, m := range mems {
+		t.Run(m.name, func(t *testing.T) { sameAnswers(t, dsn, m.set) })
+	}
+}
+
+// sameAnswers checks that Postgres gives set's queries the embedded
+// index's answers.
+func sameAnswers(t *testing.T, dsn string, set devset.Set) {
+	ctx := context.Background()
 	home := t.TempDir()
 	dbPath, err := prepare(home, set)
 	if err != nil {

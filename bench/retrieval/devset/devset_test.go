@@ -2,6 +2,7 @@ package devset
 
 import (
 	"maps"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -46,21 +47,61 @@ func TestSets(t *testing.T) {
 				if len(q.Relevant) == 0 {
 					t.Errorf("%s (%q): no relevant section", q.ID, q.Text)
 				}
-				for _, r := range q.Relevant {
-					content, ok := s.Files[strings.TrimPrefix(r.Path, "/memories/")]
-					if !ok {
-						t.Errorf("%s: relevant file %s not in the set", q.ID, r.Path)
-						continue
-					}
-					if r.Heading != "" && !strings.Contains(content, "## "+r.Heading+"\n") {
-						t.Errorf("%s: %s has no section %q", q.ID, r.Path, r.Heading)
-					}
-				}
+			}
+			if err := s.Check(); err != nil {
+				t.Error(err)
 			}
 			if got := slices.Sorted(maps.Keys(classes)); !slices.Equal(got, tt.classes) {
 				t.Errorf("classes %v, want %v", got, tt.classes)
 			}
 		})
+	}
+}
+
+// TestNatural checks the stored set of natural conversations: it reads
+// with every label naming a section, each workspace has its questions of
+// every class, and ids are unique.
+func TestNatural(t *testing.T) {
+	s, err := Read(filepath.Join("..", "..", "..", "testdata", "retrieval", "natural"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Files) != 70 || len(s.Queries) != 560 {
+		t.Errorf("%d files and %d queries, want 70 and 560", len(s.Files), len(s.Queries))
+	}
+	perClass := map[string]int{}
+	ids := map[string]bool{}
+	for _, q := range s.Queries {
+		if ids[q.ID] || q.Set != "natural" || len(q.Relevant) == 0 || !strings.HasPrefix(q.ID, q.Workspace+"-q") {
+			t.Errorf("query %+v: want a natural query of its workspace with a unique id and a relevant section", q)
+		}
+		ids[q.ID] = true
+		perClass[q.Class]++
+	}
+	want := map[string]int{"single-hop": 210, "temporal": 140, "multi-hop": 105, "open-domain": 105}
+	if !maps.Equal(perClass, want) {
+		t.Errorf("queries per class %v, want %v", perClass, want)
+	}
+}
+
+// TestCheck checks that Check finds a label naming no section.
+func TestCheck(t *testing.T) {
+	files := map[string]string{"workspaces/w/a.md": "# Title\n\n## 1. Ann\n\nHello.\n"}
+	for _, tc := range []struct {
+		ref Ref
+		ok  bool
+	}{
+		{Ref{"/memories/workspaces/w/a.md", "1. Ann"}, true},
+		{Ref{"/memories/workspaces/w/a.md", "Title"}, true},
+		{Ref{"/memories/workspaces/w/a.md", ""}, true},
+		{Ref{"/memories/workspaces/w/a.md", "2. Bob"}, false},
+		{Ref{"/memories/workspaces/w/a.md", "Ann"}, false},
+		{Ref{"/memories/workspaces/w/b.md", ""}, false},
+	} {
+		s := Set{Files: files, Queries: []Query{{ID: "q", Relevant: []Ref{tc.ref}}}}
+		if err := s.Check(); (err == nil) != tc.ok {
+			t.Errorf("Check with %+v: %v, want ok %v", tc.ref, err, tc.ok)
+		}
 	}
 }
 

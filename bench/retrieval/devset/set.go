@@ -130,7 +130,41 @@ func Read(dir string) (Set, error) {
 		}
 		s.Queries = append(s.Queries, q)
 	}
-	return s, sc.Err()
+	if err := sc.Err(); err != nil {
+		return s, fmt.Errorf("read set %s: %w", dir, err)
+	}
+	if err := s.Check(); err != nil {
+		return s, fmt.Errorf("read set %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Check reports the first label of s that names no section: a relevant
+// file the set does not hold, or a heading no line of it has (after its
+// leading '#'s).
+func (s Set) Check() error {
+	for _, q := range s.Queries {
+		for _, r := range q.Relevant {
+			content, ok := s.Files[strings.TrimPrefix(r.Path, "/memories/")]
+			if !ok {
+				return fmt.Errorf("query %s: relevant file %s is not in the set", q.ID, r.Path)
+			}
+			if r.Heading != "" && !hasHeading(content, r.Heading) {
+				return fmt.Errorf("query %s: %s has no heading %q", q.ID, r.Path, r.Heading)
+			}
+		}
+	}
+	return nil
+}
+
+// hasHeading reports whether a markdown heading of content reads heading.
+func hasHeading(content, heading string) bool {
+	for line := range strings.Lines(content) {
+		if h, ok := strings.CutPrefix(line, "#"); ok && strings.TrimSpace(strings.TrimLeft(h, "#")) == heading {
+			return true
+		}
+	}
+	return false
 }
 
 // gen wraps a seeded generator with the helpers the templates use.
