@@ -205,7 +205,7 @@ func FuzzClassify(f *testing.F) {
 		c := newColAcc("x", 10)
 		c.add(s)
 		c.add(s)
-		cp := c.finish()
+		cp := c.finish(false)
 		if cp.Count+cp.Nulls+cp.Empty != 2 {
 			t.Fatalf("counts do not add up for %q: %+v", s, cp)
 		}
@@ -521,8 +521,8 @@ func TestParseGrouped(t *testing.T) {
 // TestProfile_ThousandsSeparators: numbers written with ',' between
 // groups of thousands are numbers, integers when none has a fraction.
 // A value such as 1,500 reads as 1500 beside values only grouping
-// explains (1,234,567 or 1,234.5); in a column of such values alone it
-// stays a decimal comma, with its warning.
+// explains (1,234,567 or 1,234.5), in its column or in the file's
+// others (TestProfile_FileDecimalMark).
 func TestProfile_ThousandsSeparators(t *testing.T) {
 	csv := "amount,count,mixed,short,counts\n" +
 		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\",\"406,055\"\n" +
@@ -537,7 +537,7 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		{"amount", TypeDecimal, formatGrouped, -3000.25, 12000},
 		{"count", TypeInteger, formatGrouped, 999, 10000000},
 		{"mixed", TypeDecimal, formatGrouped, -4, 3000000},
-		{"short", TypeDecimal, formatDecComma, 1.5, 4.375},
+		{"short", TypeInteger, formatGrouped, 1500, 4375},
 		{"counts", TypeInteger, formatGrouped, 89, 4623519},
 	} {
 		c := col(tp, tc.col)
@@ -550,6 +550,37 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		if c.Numeric.Mean != mean || len(c.Numeric.Quantiles) == 0 || c.Numeric.Quantiles[len(c.Numeric.Quantiles)-1].V < 406055 {
 			t.Errorf("counts: mean %v, quantiles %v; want mean %v and 1,234-style values read as thousands", c.Numeric.Mean, c.Numeric.Quantiles, mean)
 		}
+	}
+}
+
+// TestProfile_FileDecimalMark: a column of values such as 1,500 alone,
+// which either convention explains, is read as the rest of the file
+// writes its numbers: thousands beside 3.5, a decimal comma beside 3,5,
+// and a decimal comma, with its warning, when nothing tells.
+func TestProfile_FileDecimalMark(t *testing.T) {
+	const warn = "every value has three digits after the comma: ',' may be a thousands separator"
+	for _, tc := range []struct {
+		name, csv   string
+		typ, format string
+		min, max    float64
+		warned      bool
+	}{
+		{"point elsewhere", "price,qty\n3.5,\"1,500\"\n12.25,\"2,250\"\n", TypeInteger, formatGrouped, 1500, 2250, false},
+		{"point in the column", "qty\n3.5\n\"1,500\"\n\"2,250\"\n", TypeDecimal, formatGrouped, 3.5, 2250, false},
+		{"comma elsewhere", "price,qty\n\"3,5\",\"1,500\"\n\"12,25\",\"2,250\"\n", TypeDecimal, formatDecComma, 1.5, 2.25, true},
+		{"both elsewhere", "a,b,qty\n3.5,\"3,5\",\"1,500\"\n1.5,\"1,5\",\"2,250\"\n", TypeDecimal, formatDecComma, 1.5, 2.25, true},
+		{"nothing tells", "id,qty\n1,\"1,500\"\n2,\"2,250\"\n", TypeDecimal, formatDecComma, 1.5, 2.25, true},
+		{"point in text", "note,qty\nversion 3.5 or so,\"1,500\"\nsee 2.1,\"2,250\"\n", TypeDecimal, formatDecComma, 1.5, 2.25, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := col(profileFile(t, writeTemp(t, "t.csv", tc.csv)), "qty")
+			if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
+				t.Fatalf("qty: %s %q %+v; want %s %q, %v..%v", c.Type, c.Format, c.Numeric, tc.typ, tc.format, tc.min, tc.max)
+			}
+			if got := slices.Contains(c.Warnings, warn); got != tc.warned {
+				t.Errorf("warnings %q; want the three-digit warning: %v", c.Warnings, tc.warned)
+			}
+		})
 	}
 }
 

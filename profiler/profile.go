@@ -450,11 +450,12 @@ func (p *profileRun) finish() *TableProfile {
 	finished := make([]*ColumnProfile, len(p.cols))
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	dot := pointDecimals(p.cols)
 	for i, c := range p.cols {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			finished[i] = c.finish()
+			finished[i] = c.finish(dot)
 		})
 	}
 	wg.Wait()
@@ -503,7 +504,30 @@ func (p *profileRun) finish() *TableProfile {
 	return tp
 }
 
-func (c *colAcc) finish() *ColumnProfile {
+// pointDecimals reports whether a file's numbers put '.' before their
+// fraction: some column of numbers writes 3.5 or ',' between thousands
+// (1,234,567), and none writes a comma only a decimal one explains
+// (3,5 or 1.234,56). A file keeps to one convention, so then a column
+// of values such as 1,500 alone has thousands too.
+func pointDecimals(cols []*colAcc) bool {
+	dot := false
+	for _, c := range cols {
+		nn := c.rows - c.nulls - c.empty
+		n := c.kinds[kInt] + c.kinds[kDec] + c.kinds[kDecC] + c.kinds[kDecG]
+		if nn == 0 || float64(n) < 0.99*float64(nn) {
+			continue
+		}
+		if c.kinds[kDecC] > c.decC3 {
+			return false
+		}
+		dot = dot || c.kinds[kDec] > 0 || c.kinds[kDecG] > 0
+	}
+	return dot
+}
+
+// finish returns the column's profile. pointDecimals tells that the file
+// writes '.' before fractions (see pointDecimals).
+func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 	cp := &ColumnProfile{Name: c.name, Nulls: c.nulls, Empty: c.empty}
 	nn := c.rows - c.nulls - c.empty
 	cp.Count = nn
@@ -559,9 +583,10 @@ func (c *colAcc) finish() *ColumnProfile {
 		}
 	case share(kInt, kDec) >= conform && c.lead0 == 0:
 		cp.Type, main = TypeDecimal, []kind{kInt, kDec}
-	case c.kinds[kDecG] > 0 && c.decC3 == c.kinds[kDecC] && share(kInt, kDec, kDecG, kDecC) >= conform && c.lead0 == 0:
+	case (c.kinds[kDecG] > 0 || pointDecimals && c.kinds[kDecC] > 0) && c.decC3 == c.kinds[kDecC] &&
+		share(kInt, kDec, kDecG, kDecC) >= conform && c.lead0 == 0:
 		// 1,234,567 or 1,234.5 says ',' separates thousands; then so it
-		// does in 1,234.
+		// does in 1,234. So does a '.' before fractions in the file.
 		cp.Type, cp.Format, main = TypeDecimal, formatGrouped, []kind{kInt, kDec, kDecG, kDecC}
 		if c.kinds[kDec] == 0 && c.decGFrac == 0 {
 			cp.Type = TypeInteger
