@@ -17,8 +17,8 @@
 //	go run ./bench/retrieval -write out/          # dump the generated sets
 //
 // The dev sets are the generated ones (package devset), deterministic for
-// a -seed, and the set of natural conversations stored in
-// testdata/retrieval/natural (-natural; run from the repository root). A
+// a -seed, and the natural sets stored in testdata/retrieval/natural, one
+// a subdirectory (-natural; run from the repository root). A
 // set on disk is a directory holding memory/ (files by repository-relative
 // path, e.g. memory/workspaces/w/notes/s1.md) and queries.jsonl (one
 // devset.Query a line). A hit is relevant when its path equals a relevant
@@ -83,7 +83,7 @@ func main() {
 	flag.StringVar(&cfg.write, "write", "", "write the generated set to this directory and exit")
 	flag.StringVar(&cfg.keep, "keep", "", "build the memory in this directory and keep it (default: a temporary one)")
 	flag.StringVar(&cfg.perQuery, "per-query", "", "write per-query ranks of the first variant and the baseline to this file")
-	flag.StringVar(&cfg.natural, "natural", filepath.Join("testdata", "retrieval", "natural"), "the stored set of natural conversations evaluated beside the generated sets (empty: none)")
+	flag.StringVar(&cfg.natural, "natural", filepath.Join("testdata", "retrieval", "natural"), "directory of stored natural sets, one a subdirectory, each evaluated as a memory beside the generated sets (empty: none)")
 	flag.StringVar(&cfg.dsn, "dsn", "", "Postgres database with pgvector: also run the first variant on the Postgres backend")
 	flag.Parse()
 	if dirs != "" {
@@ -108,9 +108,9 @@ type memory struct {
 }
 
 // load returns the memories to evaluate: the sets of -dir merged into
-// one, or else the generated sets and, apart, the stored natural
-// conversations (a memory of its own, as a user's would be), each with
-// its nonsense queries.
+// one, or else the generated sets and, apart, each stored natural set (a
+// memory of its own, as a user's would be), each with its nonsense
+// queries.
 func load(cfg config) ([]memory, error) {
 	var mems []memory
 	if len(cfg.dirs) > 0 {
@@ -129,11 +129,20 @@ func load(cfg config) ([]memory, error) {
 		set.Merge(devset.Workspaces(cfg.seed+1, cfg.workspaces))
 		mems = append(mems, memory{"generated", set})
 		if cfg.natural != "" {
-			s, err := devset.Read(cfg.natural)
+			dirs, err := os.ReadDir(cfg.natural)
 			if err != nil {
 				return nil, err
 			}
-			mems = append(mems, memory{"natural", s})
+			for _, d := range dirs {
+				if !d.IsDir() {
+					continue
+				}
+				s, err := devset.Read(filepath.Join(cfg.natural, d.Name()))
+				if err != nil {
+					return nil, err
+				}
+				mems = append(mems, memory{"natural/" + d.Name(), s})
+			}
 		}
 	}
 	for i := range mems {
@@ -170,9 +179,9 @@ func run(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) error
 	for i, m := range mems {
 		home, perQuery := base, cfg.perQuery
 		if len(mems) > 1 {
-			home = filepath.Join(base, m.name)
+			home = filepath.Join(base, filepath.FromSlash(m.name))
 			if perQuery != "" {
-				perQuery += "." + m.name
+				perQuery += "." + strings.ReplaceAll(m.name, "/", "-")
 			}
 			if i > 0 {
 				fmt.Fprintln(out)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPostgres_SameAnswers runs generated sets and the stored natural
-// conversations through the store over both backends, with the default
+// ones through the store over both backends, with the default
 // ranking's thesaurus and associated words, and checks that Postgres
 // returns the embedded index's top 10 and finds nothing for the same
 // nonsense.

@@ -58,29 +58,43 @@ func TestSets(t *testing.T) {
 	}
 }
 
-// TestNatural checks the stored set of natural conversations: it reads
-// with every label naming a section, each workspace has its questions of
-// every class, and ids are unique.
+// TestNatural checks the stored natural sets: they read with every
+// label naming a section, with the number of queries of each class their
+// README gives, and ids are unique and of their workspace.
 func TestNatural(t *testing.T) {
-	s, err := Read(filepath.Join("..", "..", "..", "testdata", "retrieval", "natural"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Files) != 70 || len(s.Queries) != 560 {
-		t.Errorf("%d files and %d queries, want 70 and 560", len(s.Files), len(s.Queries))
-	}
-	perClass := map[string]int{}
-	ids := map[string]bool{}
-	for _, q := range s.Queries {
-		if ids[q.ID] || q.Set != "natural" || len(q.Relevant) == 0 || !strings.HasPrefix(q.ID, q.Workspace+"-q") {
-			t.Errorf("query %+v: want a natural query of its workspace with a unique id and a relevant section", q)
-		}
-		ids[q.ID] = true
-		perClass[q.Class]++
-	}
-	want := map[string]int{"single-hop": 210, "temporal": 140, "multi-hop": 105, "open-domain": 105}
-	if !maps.Equal(perClass, want) {
-		t.Errorf("queries per class %v, want %v", perClass, want)
+	for _, tc := range []struct {
+		dir, set string
+		nFiles   int
+		perClass map[string]int
+	}{
+		{"conversations", "natural", 70, map[string]int{"single-hop": 210, "temporal": 140, "multi-hop": 105, "open-domain": 105}},
+		{"workspaces", "natural-workspace", 93, map[string]int{"paraphrase": 84, "keyword": 60, "synonym": 48, "abbreviation": 36, "typo": 36}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			s, err := Read(filepath.Join("..", "..", "..", "testdata", "retrieval", "natural", tc.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Files) != tc.nFiles {
+				t.Errorf("%d files, want %d", len(s.Files), tc.nFiles)
+			}
+			perClass := map[string]int{}
+			ids := map[string]bool{}
+			for _, q := range s.Queries {
+				if len(q.Relevant) == 0 {
+					t.Fatalf("query %s: no relevant section", q.ID)
+				}
+				ws, _, _ := strings.Cut(strings.TrimPrefix(q.Relevant[0].Path, "/memories/workspaces/"), "/")
+				if ids[q.ID] || q.Set != tc.set || !strings.HasPrefix(q.ID, ws+"-q") || q.Workspace != "" && q.Workspace != ws {
+					t.Errorf("query %+v: want a %s query of its workspace with a unique id", q, tc.set)
+				}
+				ids[q.ID] = true
+				perClass[q.Class]++
+			}
+			if !maps.Equal(perClass, tc.perClass) {
+				t.Errorf("queries per class %v, want %v", perClass, tc.perClass)
+			}
+		})
 	}
 }
 
