@@ -10,10 +10,10 @@ import "strings"
 // field's term frequency is normalised by the field's length against the
 // index's average, weighted (heading HeadingWeight, workspace and file name
 // PathWeight, text 1), summed, and saturated with K1; the inverse document
-// frequency comes from the index's own statistics. A chunk also takes
-// Neighbour times the best full-text score of the chunks just before and
-// after it in its file, so that an answer that shares few words with the
-// question ranks beside the turn that asked it.
+// frequency comes from the index's own statistics. A chunk of one of
+// NeighbourTypes also takes Neighbour times the best full-text score of
+// the chunks just before and after it in its file, so that an answer that
+// shares few words with the question ranks beside the turn that asked it.
 //
 // The two rankings, full text and vector similarity, are fused by weighted
 // reciprocal rank fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank),
@@ -27,7 +27,10 @@ type Ranking struct {
 	HeadingWeight float64 // weight of the heading field (text is 1)
 	PathWeight    float64 // weight of the workspace and file name field
 	Neighbour     float64 // share of the best adjacent chunk's full-text score added to a chunk's
-	VectorWeight  float64 // weight of the vector ranking in the fusion (full text is 1)
+	// NeighbourTypes are the item types (Chunk.Type) whose chunks take the
+	// neighbour share; empty: every type.
+	NeighbourTypes []string
+	VectorWeight   float64 // weight of the vector ranking in the fusion (full text is 1)
 	// Rerank restricts the vector ranking of a query the index knows every
 	// term of to the chunks of its full-text ranking: the vectors reorder
 	// what the words found. Queries with an unknown term are ranked by
@@ -53,7 +56,10 @@ type Ranking struct {
 // DefaultRanking returns the ranking selmem ships with the built-in
 // embedder, chosen with bench/retrieval's ablations: a lower K1 and B than
 // the textbook 1.2 and 0.75 suit short sections; half the adjacent
-// section's score lifts a conversation's answer beside its question; and
+// section's score lifts a conversation's answer beside its question, in
+// notes only: a note's section (a conversation's turn, a dated decision)
+// goes on from the one before, while each section of task rules, output
+// constraints, schemas or tools stands alone; and
 // the built-in vectors, whose semantic part tells which of the sections
 // sharing the query's words mean what it asks, reorder full text's
 // candidates at half its weight, and search every chunk, at a quarter,
@@ -62,7 +68,7 @@ type Ranking struct {
 // workspace set better still, but Postgres's approximate vector index
 // could then not give the embedded index's answers.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
+	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, NeighbourTypes: []string{"note"}, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
 }
 
 // ModelRanking is DefaultRanking for a semantic embedding model (the

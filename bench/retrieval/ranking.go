@@ -62,6 +62,7 @@ func (v variant) ranking() *memstore.Ranking {
 var variants = []variant{
 	{name: "default", change: func(*memstore.Ranking) {}},
 	{name: "no-neighbour", change: func(r *memstore.Ranking) { r.Neighbour = 0 }},
+	{name: "neighbour-every-type", change: func(r *memstore.Ranking) { r.NeighbourTypes = nil }},
 	{name: "neighbour-0.3", change: func(r *memstore.Ranking) { r.Neighbour = 0.3 }},
 	{name: "neighbour-0.7", change: func(r *memstore.Ranking) { r.Neighbour = 0.7 }},
 	{name: "heading-1", change: func(r *memstore.Ranking) { r.HeadingWeight = 1 }},

@@ -765,9 +765,10 @@ func testNothingMatched(t *testing.T, s *suite) {
 	}
 }
 
-// testNeighbourShare checks that a chunk matching the query gains a share
-// of its matching neighbour's score, and that a chunk matching nothing
-// gains nothing.
+// testNeighbourShare checks that a note's chunk matching the query gains
+// a share of its matching neighbour's score, that a chunk matching nothing
+// gains nothing, and that a chunk of task rules, whose sections stand
+// alone, gains nothing either (memstore.Ranking.NeighbourTypes).
 func testNeighbourShare(t *testing.T, s *suite) {
 	if memstore.DefaultRanking().Neighbour == 0 {
 		t.Skip("the default ranking has no neighbour share")
@@ -783,6 +784,19 @@ func testNeighbourShare(t *testing.T, s *suite) {
 	got := keys(hits)
 	if want := []string{p + "#0", p + "#1", q + "#0"}; !slices.Equal(got, want) {
 		t.Errorf("hits %v, want %v: the answer beside the question before an equal match elsewhere, no hit without a query word", got, want)
+	}
+
+	const r, u = "/memories/workspaces/sales/task.md", "/memories/workspaces/sales/output.md"
+	task := func(path string, seq int, text string) memstore.Chunk {
+		c := s.chunk(t, path, seq, text)
+		c.Type = "task"
+		return c
+	}
+	s.put(t, task(r, 0, "Glazing course: bring an apron."), task(r, 1, "Ben: Ann, I made a small vase."))
+	s.put(t, task(u, 0, "Ben: I broke a vase."))
+	hits = s.search(t, memstore.Query{Filter: access.Filter{All: true}, Text: "glazing course vase", Limit: 10})
+	if got, want := keys(hits), []string{r + "#0", u + "#0", r + "#1"}; !slices.Equal(got, want) {
+		t.Errorf("hits %v, want %v: a task rule gains no share of the rule before it", got, want)
 	}
 }
 

@@ -43,7 +43,7 @@ const filterSQL = `
 // terms are given as an array so that each (chunk, term) posting is looked
 // up through the key rather than every posting of the chunk read.
 const scoreSQL = `
-	SELECT c.id, c.path, c.seq, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
+	SELECT c.id, c.path, c.seq, c.type, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
 	FROM %s s
 	JOIN selmem_chunks c ON c.id = s.id
 	JOIN selmem_postings p ON p.chunk_id = s.id AND p.term = ANY (ARRAY(SELECT term FROM qi))
@@ -54,7 +54,7 @@ const scoreSQL = `
 		+ CASE WHEN p.tf_path > 0 THEN $18::float8 * p.tf_path / (1 - $16::float8 + $16::float8 * c.len_path / st.ap) ELSE 0 END
 		+ CASE WHEN p.tf_text > 0 THEN p.tf_text / (1 - $16::float8 + $16::float8 * c.len_text / st.at) ELSE 0 END AS tf) x
 	WHERE x.tf > 0` + filterSQL + `
-	GROUP BY c.id, c.path, c.seq
+	GROUP BY c.id, c.path, c.seq, c.type
 `
 
 // windowSQL returns the rows (term, src, depth, chunk_id, impact) of a
@@ -149,8 +149,11 @@ const withNeighbourSQL = `
 //   - full-text score: BM25F of every candidate over all the query's
 //     terms with the current statistics, and of the chunks just before and
 //     after the $29 best (the chunks the neighbour share lifts most),
-//     plus Neighbour ($19) times the best score of its scored neighbours;
-//     the best $11 form the full-text ranking;
+//     plus, for a chunk of one of the types $44 (or of any type when $44
+//     is empty: memstore.Ranking.NeighbourTypes), Neighbour ($19) times
+//     the best score of its scored neighbours; the best $11 form the
+//     full-text ranking. (Candidates are picked with every chunk's
+//     neighbour share: the types are known only once chunks are read.);
 //   - vector ranking: the $14 nearest chunks, found exactly among at
 //     most exactNearest chunks (the workspace's, or the index's when the
 //     search has none) and through the HNSW index among more, and
@@ -181,7 +184,8 @@ const withNeighbourSQL = `
 // $36 the zone of $6's directory, $37 and $38 related terms (each with the
 // 1-based index of its word), $39 their weight, $40 and $41 associated
 // terms (likewise), $42 their weight, $43 whether the vector ranking of a
-// query the index knows reorders the full-text ranking alone.
+// query the index knows reorders the full-text ranking alone, $44 the
+// types whose chunks take the neighbour share (empty: every type).
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -336,9 +340,10 @@ scored AS MATERIALIZED (
 text_hits AS MATERIALIZED (
 	SELECT t.id, t.path, t.seq, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
 	FROM (
-		SELECT o.id, o.path, o.seq, o.score + $19::float8 * coalesce(max(nb.score), 0) AS score
+		SELECT o.id, o.path, o.seq, o.score + CASE WHEN cardinality($44::text[]) = 0 OR o.type = ANY ($44::text[])
+			THEN $19::float8 * coalesce(max(nb.score), 0) ELSE 0 END AS score
 		FROM scored o LEFT JOIN scored nb ON nb.path = o.path AND (nb.seq = o.seq - 1 OR nb.seq = o.seq + 1)
-		GROUP BY o.id, o.path, o.seq, o.score
+		GROUP BY o.id, o.path, o.seq, o.type, o.score
 		ORDER BY score DESC, o.path, o.seq
 		LIMIT $11
 	) t
@@ -481,11 +486,15 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 	zones, all := q.Filter.Zones()
 	zones = append([]string{access.ZoneOpen}, zones...)
 	r := &ix.rank
+	neighbourTypes := r.NeighbourTypes
+	if neighbourTypes == nil {
+		neighbourTypes = []string{}
+	}
 	return []any{words, terms, vidx, variants, vec, q.Workspace, q.Scope, types, q.IncludeInvalid, now,
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
 		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight,
-		aidx, associated, r.AssociatedWeight, r.Rerank}, len(words) > 0 || vec != nil
+		aidx, associated, r.AssociatedWeight, r.Rerank, neighbourTypes}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

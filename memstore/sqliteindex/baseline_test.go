@@ -37,6 +37,7 @@ func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readabl
 		}
 		h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
 	}
+	shares := s.sharesNeighbour(r)
 	if r.Neighbour == 0 {
 		for _, row := range touched {
 			offer(row, float64(scores[row]))
@@ -50,6 +51,9 @@ func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readabl
 			return o, true
 		}
 		best := func(row int32) float64 {
+			if !shares(row) {
+				return float64(scores[row])
+			}
 			var b float32
 			for _, d := range []int32{-1, 1} {
 				if o, ok := adjacent(row, d); ok {

@@ -163,9 +163,10 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 	defer s.release(sc)
 	scores := sc.scores
 	h := make(topHeap, 0, k)
+	shares := s.sharesNeighbour(r)
 	for _, row := range sc.touched {
 		score := float64(scores[row])
-		if r.Neighbour != 0 {
+		if shares(row) {
 			// A row's neighbours are the previous and next chunks of its
 			// file, stored just before and after it.
 			adj := s.adj[row]
@@ -187,6 +188,25 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 	}
 	h.sort()
 	return h
+}
+
+// sharesNeighbour returns a predicate telling the rows that take the
+// neighbour share: none without one, else those of r.NeighbourTypes, or
+// every row when it is empty.
+func (s *vecStore) sharesNeighbour(r *memstore.Ranking) func(row int32) bool {
+	switch {
+	case r.Neighbour == 0:
+		return func(int32) bool { return false }
+	case len(r.NeighbourTypes) == 0:
+		return func(int32) bool { return true }
+	}
+	var types []int32
+	for _, t := range r.NeighbourTypes {
+		if n, ok := s.names[t]; ok {
+			types = append(types, n)
+		}
+	}
+	return func(row int32) bool { return slices.Contains(types, s.rows[row].ty) }
 }
 
 // scoreTerms returns scratch buffers holding every row's BM25F score for

@@ -63,9 +63,10 @@ func TestSearch_TextRanking(t *testing.T) {
 	for f := range 60 {
 		p := fmt.Sprintf("/memories/workspaces/ws%d/f%02d.md", f%3, f)
 		var chunks []memstore.Chunk
+		ty := []string{"note", "task"}[f%2] // only notes take the neighbour share
 		for seq := range 3 {
 			c := memstore.Chunk{Path: p, Seq: seq, Workspace: fmt.Sprintf("ws%d", f%3),
-				Scope: memstore.ScopeWorkspace, Type: "note", Heading: text(1), Text: text(2 + r.IntN(8))}
+				Scope: memstore.ScopeWorkspace, Type: ty, Heading: text(1), Text: text(2 + r.IntN(8))}
 			c.Context = c.Workspace + " › " + path.Base(p) + " › " + c.Heading
 			chunks = append(chunks, c)
 		}
@@ -175,7 +176,8 @@ func wantTextScores(chunks []memstore.Chunk, query []string, rk memstore.Ranking
 		}
 		var nb float64
 		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(chunks) && chunks[j].Path == c.Path {
+			if j >= 0 && j < len(chunks) && chunks[j].Path == c.Path &&
+				(len(rk.NeighbourTypes) == 0 || slices.Contains(rk.NeighbourTypes, c.Type)) {
 				nb = max(nb, own[j])
 			}
 		}
