@@ -518,17 +518,19 @@ func TestParseGrouped(t *testing.T) {
 	}
 }
 
-// TestProfile_ThousandsSeparators: numbers written with ',' between
-// groups of thousands are numbers, integers when none has a fraction.
-// A value such as 1,500 reads as 1500 beside values only grouping
-// explains (1,234,567 or 1,234.5), in its column or in the file's
-// others (TestProfile_FileDecimalMark).
+// TestProfile_ThousandsSeparators: numbers written with ',', an
+// apostrophe (Swiss) or a space of any width (French, SI) between groups
+// of thousands are numbers, integers when none has a fraction. A value
+// such as 1,500 reads as 1500 beside values only grouping explains
+// (1,234,567 or 1,234.5), in its column or in the file's others
+// (TestProfile_FileDecimalMark). Digits in groups that are not
+// thousands, such as a phone number's, stay text.
 func TestProfile_ThousandsSeparators(t *testing.T) {
-	csv := "amount,count,mixed,short,counts\n" +
-		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\",\"406,055\"\n" +
-		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\",89\n" +
-		"999.99,999,\"3,000,000\",\"3,125\",\"4,623,519\"\n" +
-		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\",\"1,000\"\n"
+	csv := "amount,count,mixed,short,counts,swiss,spaced,spaced_counts,phone\n" +
+		"\"1,234.50\",\"1,234,567\",\"1,500.25\",\"1,500\",\"406,055\",1'234.50,1 234.50,1 234 567,555 123 4567\n" +
+		"\"12,000.00\",\"2,000,000\",17.5,\"2,250\",89,12'000.00,12\u00a0000.00,2 000,555 987 6543\n" +
+		"999.99,999,\"3,000,000\",\"3,125\",\"4,623,519\",999.99,999.99,999,555 111 2222\n" +
+		"\"-3,000.25\",\"10,000,000\",-4,\"4,375\",\"1,000\",-3\u2019000.25,-3\u202f000.25,10\u202f000\u202f000,555 333 4444\n"
 	tp := profileFile(t, writeTemp(t, "t.csv", csv))
 	for _, tc := range []struct {
 		col, typ, format string
@@ -539,6 +541,9 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		{"mixed", TypeDecimal, formatGrouped, -4, 3000000},
 		{"short", TypeInteger, formatGrouped, 1500, 4375},
 		{"counts", TypeInteger, formatGrouped, 89, 4623519},
+		{"swiss", TypeDecimal, formatGrouped, -3000.25, 12000},
+		{"spaced", TypeDecimal, formatGrouped, -3000.25, 12000},
+		{"spaced_counts", TypeInteger, formatGrouped, 999, 10000000},
 	} {
 		c := col(tp, tc.col)
 		if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
@@ -550,6 +555,9 @@ func TestProfile_ThousandsSeparators(t *testing.T) {
 		if c.Numeric.Mean != mean || len(c.Numeric.Quantiles) == 0 || c.Numeric.Quantiles[len(c.Numeric.Quantiles)-1].V < 406055 {
 			t.Errorf("counts: mean %v, quantiles %v; want mean %v and 1,234-style values read as thousands", c.Numeric.Mean, c.Numeric.Quantiles, mean)
 		}
+	}
+	if c := col(tp, "phone"); c.Numeric != nil || c.Format != "" {
+		t.Errorf("phone: %s %q %+v; want no number", c.Type, c.Format, c.Numeric)
 	}
 }
 
@@ -581,35 +589,6 @@ func TestProfile_FileDecimalMark(t *testing.T) {
 				t.Errorf("warnings %q; want the three-digit warning: %v", c.Warnings, tc.warned)
 			}
 		})
-	}
-}
-
-// TestProfile_OtherGroupSeparators: an apostrophe (Swiss) or a space of
-// any width (French, SI) between groups of thousands also makes a number;
-// digits in groups that are not thousands, such as a phone number's, stay
-// text.
-func TestProfile_OtherGroupSeparators(t *testing.T) {
-	csv := "swiss,spaced,counts,phone\n" +
-		"1'234.50,1 234.50,1 234 567,555 123 4567\n" +
-		"12'000.00,12\u00a0000.00,2 000,555 987 6543\n" +
-		"999.99,999.99,999,555 111 2222\n" +
-		"-3\u2019000.25,-3\u202f000.25,10\u202f000\u202f000,555 333 4444\n"
-	tp := profileFile(t, writeTemp(t, "t.csv", csv))
-	for _, tc := range []struct {
-		col, typ, format string
-		min, max         float64
-	}{
-		{"swiss", TypeDecimal, formatGrouped, -3000.25, 12000},
-		{"spaced", TypeDecimal, formatGrouped, -3000.25, 12000},
-		{"counts", TypeInteger, formatGrouped, 999, 10000000},
-	} {
-		c := col(tp, tc.col)
-		if c.Type != tc.typ || c.Format != tc.format || c.Numeric == nil || c.Numeric.Min != tc.min || c.Numeric.Max != tc.max {
-			t.Errorf("%s: %s %q %+v; want %s %q, %v..%v", tc.col, c.Type, c.Format, c.Numeric, tc.typ, tc.format, tc.min, tc.max)
-		}
-	}
-	if c := col(tp, "phone"); c.Numeric != nil || c.Format != "" {
-		t.Errorf("phone: %s %q %+v; want no number", c.Type, c.Format, c.Numeric)
 	}
 }
 

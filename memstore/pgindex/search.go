@@ -152,8 +152,8 @@ const withNeighbourSQL = `
 //     plus, for a chunk of one of the types $44 (or of any type when $44
 //     is empty: memstore.Ranking.NeighbourTypes), Neighbour ($19) times
 //     the best score of its scored neighbours; the best $11 form the
-//     full-text ranking. (Candidates are picked with every chunk's
-//     neighbour share: the types are known only once chunks are read.);
+//     full-text ranking (candidates are picked as if every chunk took
+//     the share: a chunk's type is known only once it is read);
 //   - vector ranking: the $14 nearest chunks, found exactly among at
 //     most exactNearest chunks (the workspace's, or the index's when the
 //     search has none) and through the HNSW index among more, and
