@@ -51,6 +51,11 @@ type Ranking struct {
 	// contexts standing in for a query word no chunk holds
 	// (Query.Associated); 0 turns them off.
 	AssociatedWeight float64
+	// StandInMajority: a query none of whose words the index holds matches
+	// through stand-ins (typo variants, related and associated words) only
+	// when more than half its words have one. One word guessed of two or
+	// three is no sign that the memory holds what was asked.
+	StandInMajority bool
 }
 
 // DefaultRanking returns the ranking selmem ships with the built-in
@@ -68,7 +73,7 @@ type Ranking struct {
 // workspace set better still, but Postgres's approximate vector index
 // could then not give the embedded index's answers.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, NeighbourTypes: []string{"note"}, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7}
+	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, NeighbourTypes: []string{"note"}, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7, StandInMajority: true}
 }
 
 // ModelRanking is DefaultRanking for a semantic embedding model (the

@@ -57,9 +57,9 @@ func TestStore_SearchThesaurus(t *testing.T) {
 		// rule: "client" and "customer" are used alike.
 		{name: "no thesaurus", ctx: context.Background(), query: "when is a client gone", first: churn, vectorOnly: true},
 		// No word matches, but the invoices come close by vector: the
-		// related word's match ranks above them.
-		{name: "a related word above a vector hit", ctx: context.Background(), query: "invoiceless client",
-			table: map[string][]string{"client": {"customer"}},
+		// related words' match ranks above them.
+		{name: "related words above a vector hit", ctx: context.Background(), query: "invoiceless client",
+			table: map[string][]string{"client": {"customer"}, "invoiceless": {"paid"}},
 			first: churn, wantAsked: []string{"invoiceless", "client"}},
 		{name: "no related word matches: the vector hit stays", ctx: context.Background(), query: "unpaid bills",
 			table: map[string][]string{"bills": {"tabs"}},

@@ -83,6 +83,7 @@ var variants = []variant{
 	{name: "associated-weight-1", change: func(r *memstore.Ranking) { r.AssociatedWeight = 1 }},
 	{name: "related-weight-0.4", change: func(r *memstore.Ranking) { r.RelatedWeight = 0.4 }},
 	{name: "related-weight-1", change: func(r *memstore.Ranking) { r.RelatedWeight = 1 }},
+	{name: "stand-ins-any", change: func(r *memstore.Ranking) { r.StandInMajority = false }},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
 	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
 	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) {

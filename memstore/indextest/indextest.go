@@ -323,9 +323,16 @@ func testRelatedWords(t *testing.T, s *suite) {
 		{"only outside the workspace", "client", map[string][]string{"client": {"patron"}}, nil, ws, nil},
 		{"associated alone", "client", nil, clientCustom, ws, nil},
 		{"associated beside a held word", "client invoices", nil, clientCustom, ws, []string{paths[1], paths[0]}},
-		{"associated beside related only", "client guest", map[string][]string{"guest": {"visitor"}}, clientCustom, ws, paths[2:3]},
+		{"associated beside related only", "client guest caller", map[string][]string{"guest": {"visitor"}, "caller": {"visitor"}}, clientCustom, ws, paths[2:3]},
 		{"a held word is not associated", "invoices", nil, map[string][]string{"invoices": {"custom"}}, ws, paths[1:2]},
 		{"associated and held", "client customer", nil, clientCustom, ws, paths[:1]},
+		// A query the memory holds none of the words of matches through
+		// stand-ins only when most of its words have one.
+		{"one word of two stands in", "client zorblat", client, nil, ws, nil},
+		{"two words of three stand in", "client buyer zorblat", map[string][]string{"client": {"custom"}, "buyer": {"custom"}}, nil, ws, paths[:1]},
+		{"a typo of the only word", "invoicse", nil, nil, ws, paths[1:2]},
+		{"a typo of one word of two", "invoicse zorblat", nil, nil, ws, nil},
+		{"a typo beside a held word", "invoicse days", nil, nil, ws, []string{paths[1], paths[0]}},
 	}
 	for _, tt := range tests {
 		q := s.hybrid(t, tt.query)

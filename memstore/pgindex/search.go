@@ -119,7 +119,9 @@ const withNeighbourSQL = `
 //     has a term that is not related. A term standing in for several
 //     words has the highest of their weights, and is related (or
 //     associated) only when it stands in through related or associated
-//     words (associated words) alone;
+//     words (associated words) alone. When the index holds none of the
+//     query's words and $45 (memstore.Ranking.StandInMajority), the
+//     stand-ins count only when more than half the words keep one;
 //   - candidates: for every term, its postings, highest impact first (its
 //     BM25F part at the statistics of their writing): $30 for the rarest
 //     term, whose chunks are the likeliest to rank first, $13 for the
@@ -185,7 +187,8 @@ const withNeighbourSQL = `
 // 1-based index of its word), $39 their weight, $40 and $41 associated
 // terms (likewise), $42 their weight, $43 whether the vector ranking of a
 // query the index knows reorders the full-text ranking alone, $44 the
-// types whose chunks take the neighbour share (empty: every type).
+// types whose chunks take the neighbour share (empty: every type), $45
+// whether stand-ins need a majority of a query whose words the index lacks.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -232,7 +235,7 @@ fuzzy_words AS (
 	WHERE octet_length(m.word) >= $25
 ),
 fuzzy AS (
-	SELECT f.term, t.df, row_number() OVER (PARTITION BY f.i ORDER BY t.df DESC, f.term) AS rn
+	SELECT f.i, f.term, t.df, row_number() OVER (PARTITION BY f.i ORDER BY t.df DESC, f.term) AS rn
 	FROM fuzzy_words f
 	-- LIMIT keeps the lookup per stand-in, through the key: as a join the
 	-- planner hashes every term, tens of milliseconds at a million chunks
@@ -241,7 +244,7 @@ fuzzy AS (
 	WHERE ` + fmt.Sprintf(heldSQL, "f.term") + `
 ),
 related AS (
-	SELECT DISTINCT r.term, t.df, r.associated FROM missing m
+	SELECT DISTINCT m.i, r.term, t.df, r.associated FROM missing m
 	JOIN (
 		SELECT i, term, false AS associated FROM unnest($37::int[], $38::text[]) AS x (i, term) WHERE $39::float8 > 0
 		UNION ALL
@@ -260,9 +263,19 @@ standins AS MATERIALIZED (
 		SELECT term, df, CASE WHEN associated THEN $42::float8 ELSE $39::float8 END, true, associated FROM related
 	) x GROUP BY term
 ),
+-- The missing words that keep a stand-in.
+covered AS (
+	SELECT count(DISTINCT i) AS n FROM (
+		SELECT i FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
+		UNION ALL
+		SELECT i FROM related WHERE NOT associated OR EXISTS (SELECT 1 FROM standins WHERE NOT related)
+	) x
+),
 qt AS MATERIALIZED (
 	SELECT term, df, weight, related FROM standins
-	WHERE NOT associated OR EXISTS (SELECT 1 FROM standins WHERE NOT related)
+	WHERE (NOT associated OR EXISTS (SELECT 1 FROM standins WHERE NOT related))
+	AND (NOT $45::boolean OR EXISTS (SELECT 1 FROM known)
+		OR 2 * (SELECT n FROM covered) > (SELECT count(*) FROM missing))
 ),
 qi AS MATERIALIZED (
 	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
@@ -494,7 +507,7 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
 		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight,
-		aidx, associated, r.AssociatedWeight, r.Rerank, neighbourTypes}, len(words) > 0 || vec != nil
+		aidx, associated, r.AssociatedWeight, r.Rerank, neighbourTypes, r.StandInMajority}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

@@ -170,10 +170,12 @@ const (
 // for several words has the highest of their weights, and counts as
 // related (or associated) only when it stands in for no word but through
 // related or associated words (associated words alone). Associated terms
-// are kept only beside a term that is not related. readable is nil when
-// every row is readable. A word only unreadable rows hold counts as a
-// word the index lacks, so that the query runs as if those rows did not
-// exist.
+// are kept only beside a term that is not related. With
+// memstore.Ranking.StandInMajority, a query none of whose words a row
+// holds has no terms unless more than half its words keep a stand-in.
+// readable is nil when every row is readable. A word only unreadable rows
+// hold counts as a word the index lacks, so that the query runs as if
+// those rows did not exist.
 func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable func(row int32) bool) (terms []queryTerm, unknown int) {
 	at := map[int32]int{}
 	add := func(t queryTerm) {
@@ -188,37 +190,58 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 		terms[k].associated = terms[k].associated && t.associated
 	}
 	var missing []string
+	known := false
 	memstore.TermWords(q.Text, func(word, term string) {
 		if id, ok := l.ids[term]; ok && l.held(id, readable) {
 			add(queryTerm{id: id, weight: 1})
+			known = true
 			return
 		}
 		if !slices.Contains(missing, word) {
 			missing = append(missing, word)
 		}
 	})
-	standIn := func(terms []string, weight float64, associated bool) {
+	// Of the missing words, how many have a stand-in, and how many have
+	// associated ones alone.
+	var covered, associatedOnly int
+	standIn := func(terms []string, weight float64, associated bool) bool {
 		if weight <= 0 {
-			return
+			return false
 		}
+		held := false
 		for _, term := range terms {
 			if id, ok := l.ids[term]; ok && l.held(id, readable) {
 				add(queryTerm{id: id, weight: weight, related: true, associated: associated})
+				held = true
 			}
 		}
+		return held
 	}
 	for _, w := range missing {
+		found := false
 		if r.TypoWeight > 0 {
 			others, ok := q.Spelled[w]
 			for _, id := range l.fuzzy(w, others, ok, readable) {
 				add(queryTerm{id: id, weight: r.TypoWeight})
+				found = true
 			}
 		}
-		standIn(q.Related[w], r.RelatedWeight, false)
-		standIn(q.Associated[w], r.AssociatedWeight, true)
+		found = standIn(q.Related[w], r.RelatedWeight, false) || found
+		associated := standIn(q.Associated[w], r.AssociatedWeight, true)
+		switch {
+		case found:
+			covered++
+		case associated:
+			associatedOnly++
+		}
 	}
 	if !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.related }) {
 		terms = slices.DeleteFunc(terms, func(t queryTerm) bool { return t.associated })
+	} else {
+		covered += associatedOnly
+	}
+	if !known && r.StandInMajority && 2*covered <= len(missing) {
+		terms = nil
 	}
 	return terms, len(missing)
 }
