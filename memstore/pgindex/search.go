@@ -516,8 +516,8 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 // writing, so they rank nearly as the exact score does; the exact score
 // corrects the drift since. The vectors reorder the whole full-text
 // ranking (memstore.Ranking.Rerank), so its deeper ranks count too: at
-// 1,000,000 chunks, twice cand returned 0.791 of the embedded index's
-// hybrid top 10, eight times 0.806.
+// 1,000,000 chunks and TextPool 6000, twice cand returned 0.791 of the
+// embedded index's hybrid top 10, eight times 0.806.
 func (ix *Index) rescorePool(cand int) int { return 8 * cand }
 
 // probePool is how many full-text candidates, best by their upper bound
