@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,12 @@ const NameProfileSource = "profile_source"
 const (
 	// MaxProfileTimeout caps source.timeout_seconds.
 	MaxProfileTimeout = 300
+	// DefaultProfileTimeout bounds a profile_source call of any source
+	// (Options.ProfileTimeout): a file in the data roots may be huge, or
+	// a small gzip file a huge stream, and a model should not hold a
+	// core for longer than a SQL statement may run
+	// (profiler.DefaultStatementTimeout).
+	DefaultProfileTimeout = 10 * time.Minute
 	// progressInterval is the shortest time between two progress
 	// notifications of one call.
 	progressInterval = 250 * time.Millisecond
@@ -116,8 +123,15 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	if err != nil {
 		return h.fail(NameProfileSource, err)
 	}
-	tp, err := profiler.Profile(ctx, src, &profiler.Options{Name: a.Name, Progress: progressReporter(ctx, req)})
+	limit := cmp.Or(h.opts.ProfileTimeout, DefaultProfileTimeout)
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	tp, err := profiler.Profile(pctx, src, &profiler.Options{Name: a.Name, Progress: progressReporter(ctx, req)})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			return mcp.NewToolResultError(fmt.Sprintf("Error: profiling took longer than %s and was stopped; nothing was written. "+
+				"Profile a smaller file, or a SQL query that samples the data.", limit))
+		}
 		return h.sourceFailed(ctx, NameProfileSource, "profiled", err)
 	}
 	w := &memstore.WriteOptions{Tool: NameProfileSource, Source: memstore.SourceTrustedToolResult, Author: h.author(ctx)}

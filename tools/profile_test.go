@@ -456,3 +456,24 @@ func TestProfileSource_Progress(t *testing.T) {
 		t.Errorf("progress notifications without a progress token")
 	}
 }
+
+// TestProfileSource_TimeBound: a profile that runs past
+// Options.ProfileTimeout stops, says so, and writes nothing.
+func TestProfileSource_TimeBound(t *testing.T) {
+	ctx := context.Background()
+	home, root := t.TempDir(), t.TempDir()
+	store, err := memstore.Open(ctx, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close(ctx) })
+	call := serve(t, tools.Tools(store, &tools.Options{DataRoots: []string{root}, ProfileTimeout: time.Nanosecond}))
+	p := writeFile(t, root, "orders.csv", ordersCSV(100))
+	text, _, isErr := call(tools.NameProfileSource, map[string]any{"workspace": "sales", "name": "orders", "source": fileSource(p)})
+	if !isErr || !strings.Contains(text, "took longer than 1ns and was stopped; nothing was written") {
+		t.Fatalf("isError %v, text %q; want the time bound's error", isErr, text)
+	}
+	if _, err := os.Stat(filepath.Join(home, "memory", "workspaces", "sales")); !os.IsNotExist(err) {
+		t.Errorf("workspace directory: %v, want none", err)
+	}
+}

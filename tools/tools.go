@@ -46,6 +46,9 @@ type Options struct {
 	// DataRoots are the directories profile_source may read files (and
 	// SQLite databases) from; none refuses file sources.
 	DataRoots []string
+	// ProfileTimeout bounds one profile_source call, whatever its
+	// source; 0 is DefaultProfileTimeout.
+	ProfileTimeout time.Duration
 	// Egress is the outbound policy of profile_source, with the
 	// credentials and connections a model may name; nil allows no
 	// non-public address and names nothing.
