@@ -352,7 +352,8 @@ type valInfo struct {
 	lead0  bool
 	layout int8 // index in dateLayouts
 	// layout2 is the day/month twin of layout (05/01/2011) or its
-	// month-name alias (May 3, 2026) when it parses the value too, else -1.
+	// month-name alias (May 3, 2026) when it parses the value too, or its
+	// wider layout (widerLayouts), else -1.
 	layout2 int8
 	text    uint8
 	unit    uint8    // index in units of a number's sign: % or a currency

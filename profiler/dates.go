@@ -64,6 +64,13 @@ var dateLayouts = []dateLayout{
 	{"2 January 2006", "D Month YYYY", false, -1, 31},
 }
 
+// widerLayouts maps a layout without seconds to the one writing the same
+// values with them (HH:mm to HH:mm:ss). A value of the first counts for
+// the second too, at the same instant, so that a column mixing the two is
+// read as the wider one, and a column of the first alone as the first
+// (dateLayoutChoice).
+var widerLayouts = map[int8]int8{5: 3, 25: 24, 27: 26}
+
 // dateFamilies are the index ranges of dateLayouts by leading shape.
 var (
 	famISO      = []int8{0, 1, 2, 3, 4, 5}
@@ -179,6 +186,9 @@ func (c *colAcc) parseDate(s string, vi *valInfo) bool {
 			vi.layout2, vi.f2 = other, f
 		}
 	}
+	if wide, ok := widerLayouts[found]; ok {
+		vi.layout2, vi.f2 = wide, vi.f // no twin or alias to displace
+	}
 	if len(c.dExam) < maxDateExam {
 		c.dExam = append(c.dExam, dateExample{s: clip(s, 40), l1: vi.layout, l2: vi.layout2})
 	}
@@ -216,12 +226,18 @@ func (c *colAcc) addDate(l int8, f float64) {
 }
 
 // dateLayoutChoice returns the layout parsing the most values and the
-// number it parses.
+// number it parses; of a layout and its wider one (widerLayouts) parsing
+// as many, the narrower.
 func (c *colAcc) dateLayoutChoice() (int8, int64) {
 	best := int8(0)
 	for i, n := range c.dCount {
 		if n > c.dCount[best] {
 			best = int8(i)
+		}
+	}
+	for narrow, wide := range widerLayouts {
+		if wide == best && c.dCount[narrow] == c.dCount[best] {
+			best = narrow
 		}
 	}
 	return best, c.dCount[best]

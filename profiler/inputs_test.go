@@ -198,16 +198,22 @@ func FuzzSniffCSV(f *testing.F) {
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"12", "-0.5e3", "2024-01-02", "01/02/2024", "true", "N/A", "007", "1.2.3"} {
-		f.Add(s)
+	for _, s := range [][2]string{{"12", "12"}, {"-0.5e3", "7"}, {"2024-01-02", "2024-01-02"}, {"01/02/2024", "13/02/2024"},
+		{"true", "true"}, {"N/A", "N/A"}, {"007", "007"}, {"1.2.3", "1.2.3"}, {"9:30", "9:30:15"},
+		{"2024-01-02 10:00", "2024-01-02 10:00:05"}, {"1.2.2024 10:00", "1.2.2024 10:00:05"}} {
+		f.Add(s[0], s[1])
 	}
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Fuzz(func(t *testing.T, a, b string) {
 		c := newColAcc("x", 10)
-		c.add(s)
-		c.add(s)
+		c.add(a)
+		c.add(b)
+		c.add(a)
 		cp := c.finish(false)
-		if cp.Count+cp.Nulls+cp.Empty != 2 {
-			t.Fatalf("counts do not add up for %q: %+v", s, cp)
+		if cp.Count+cp.Nulls+cp.Empty != 3 {
+			t.Fatalf("counts do not add up for %q, %q: %+v", a, b, cp)
+		}
+		if d := cp.Dates; d != nil && len(d.Min) == len(d.Max) && d.Min > d.Max {
+			t.Fatalf("%q, %q: dates %s..%s", a, b, d.Min, d.Max)
 		}
 	})
 }
@@ -738,19 +744,27 @@ func TestProfile_ParenthesisNegatives(t *testing.T) {
 	}
 }
 
-// TestProfile_TimesOfDay: times of day print as times, not as a date in
-// year 0, and hours and minutes alone (9:30) are times too; a ratio that
-// only looks like one now and then stays text.
+// TestProfile_TimesOfDay: times of day are of type time, printed as times,
+// not as a date in year 0; hours and minutes alone (9:30) are times too,
+// and a column mixing them with seconds is read with seconds, as are
+// timestamps; a ratio that only looks like a time now and then stays
+// text.
 func TestProfile_TimesOfDay(t *testing.T) {
-	csv := "t,hm,ratio\n10:00:00,10:00,3:1\n08:30:15,9:30,12:40\n23:59:59,23:59,1:2\n"
+	csv := "t,hm,mixed,stamp,dotted,ratio\n" +
+		"10:00:00,10:00,10:00,2024-01-01 10:00,1.2.2024 10:00,3:1\n" +
+		"08:30:15,9:30,9:30:15,2024-01-01 09:30:15,1.2.2024 09:30:15,12:40\n" +
+		"23:59:59,23:59,23:59,2024-01-02 23:59,2.2.2024 23:59,1:2\n"
 	tp := profileFile(t, writeTemp(t, "t.csv", csv))
-	for _, tc := range []struct{ col, format, min, max string }{
-		{"t", "HH:mm:ss", "08:30:15", "23:59:59"},
-		{"hm", "HH:mm", "09:30", "23:59"},
+	for _, tc := range []struct{ col, typ, format, min, max string }{
+		{"t", TypeTime, "HH:mm:ss", "08:30:15", "23:59:59"},
+		{"hm", TypeTime, "HH:mm", "09:30", "23:59"},
+		{"mixed", TypeTime, "HH:mm:ss", "09:30:15", "23:59:00"},
+		{"stamp", TypeDateTime, "YYYY-MM-DD HH:mm:ss", "2024-01-01 09:30:15", "2024-01-02 23:59:00"},
+		{"dotted", TypeDateTime, "DD.MM.YYYY HH:mm:ss", "2024-02-01 09:30:15", "2024-02-02 23:59:00"},
 	} {
 		c := col(tp, tc.col)
-		if c.Type != TypeDateTime || c.Format != tc.format || c.Dates == nil || c.Dates.Min != tc.min || c.Dates.Max != tc.max {
-			t.Errorf("%s: %s %q %+v; want datetime %q %s..%s", tc.col, c.Type, c.Format, c.Dates, tc.format, tc.min, tc.max)
+		if c.Type != tc.typ || c.Format != tc.format || c.Dates == nil || c.Dates.Min != tc.min || c.Dates.Max != tc.max || len(c.Warnings) > 0 {
+			t.Errorf("%s: %s %q %+v %q; want %s %q %s..%s, no warning", tc.col, c.Type, c.Format, c.Dates, c.Warnings, tc.typ, tc.format, tc.min, tc.max)
 		}
 	}
 	if c := col(tp, "ratio"); c.Dates != nil {

@@ -28,6 +28,7 @@ const (
 	TypeBoolean  = "boolean"
 	TypeDate     = "date"
 	TypeDateTime = "datetime"
+	TypeTime     = "time" // of day, without a date
 	// TypeCode is an integer that names rather than measures: a ZIP or
 	// postal code, a precinct, an id (recognised by the column's name or
 	// leading zeros). It has a range and a catalog, no mean.
@@ -602,9 +603,13 @@ func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 	case share(kDate) >= conform:
 		l, n := c.dateLayoutChoice()
 		dateL = l
-		cp.Type = TypeDate
-		if dateLayouts[l].hasTime {
+		switch {
+		case slices.Contains(famTime, l):
+			cp.Type = TypeTime
+		case dateLayouts[l].hasTime:
 			cp.Type = TypeDateTime
+		default:
+			cp.Type = TypeDate
 		}
 		cp.Format = dateLayouts[l].display
 		main = []kind{kDate}
@@ -675,12 +680,12 @@ func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 		cp.Numeric = st
 	case TypeCode:
 		cp.Range = []string{num(c.num.min, true), num(c.num.max, true)}
-	case TypeDate, TypeDateTime:
+	case TypeDate, TypeDateTime, TypeTime:
 		layout := "2006-01-02"
-		switch {
-		case slices.Contains(famTime, dateL):
+		switch cp.Type {
+		case TypeTime:
 			layout = dateLayouts[dateL].layout // a time of day, no date
-		case cp.Type == TypeDateTime:
+		case TypeDateTime:
 			layout = "2006-01-02 15:04:05"
 		}
 		f := func(u float64) string { return time.Unix(int64(u), 0).UTC().Format(layout) }
@@ -708,7 +713,7 @@ func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
 		sortCounts(sc)
 		c.catalog(cp, sc, nn)
-	case TypeInteger, TypeDecimal, TypeDate, TypeDateTime:
+	case TypeInteger, TypeDecimal, TypeDate, TypeDateTime, TypeTime:
 		// a short catalog is worth listing whatever the type
 		if !c.overflow && len(sc) <= catalogTop {
 			sortCounts(sc)
