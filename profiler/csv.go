@@ -119,12 +119,12 @@ const maxPreamble = 10
 
 // preamble returns how many leading records are a title or notes above
 // the table, as spreadsheets export them ("Sales report,,,", "Generated:
-// 2026-12-01", a blank row): records with no non-empty field, or one that
-// reads as a phrase (a space or ':' inside, or a leading '#') and not as
-// a number, followed by at least two records, the first with two
-// non-empty fields or more. A one-word first field ("name,,") may be a
-// header whose other columns have no name, so it ends the search, as
-// does a table of one column.
+// 2026-12-01", "Sales", a blank row): records with no non-empty field, or
+// one that is not a number and reads as a phrase (a space or ':' inside,
+// or a leading '#') or stands alone on its line, followed by at least two
+// records, the first with two non-empty fields or more. A one-word first
+// field beside empty ones ("name,,") may be a header whose other columns
+// have no name, so it ends the search, as does a table of one column.
 func preamble(recs [][]string) int {
 	filled := func(r []string) (n int, last string) {
 		for _, f := range r {
@@ -142,7 +142,7 @@ func preamble(recs [][]string) int {
 			}
 			return k
 		}
-		if n == 1 && (cellKind(v).number() || !strings.ContainsAny(v, " :") && !strings.HasPrefix(v, "#")) {
+		if n == 1 && (cellKind(v).number() || len(r) > 1 && !strings.ContainsAny(v, " :") && !strings.HasPrefix(v, "#")) {
 			return 0
 		}
 	}
