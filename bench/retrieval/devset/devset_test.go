@@ -68,6 +68,7 @@ func TestNatural(t *testing.T) {
 		perClass map[string]int
 	}{
 		{"conversations", "natural", 70, map[string]int{"single-hop": 210, "temporal": 140, "multi-hop": 105, "open-domain": 105}},
+		{"conversations-long", "natural-long", 64, map[string]int{"single-hop": 140, "temporal": 80, "multi-hop": 80, "open-domain": 60}},
 		{"workspaces", "natural-workspace", 93, map[string]int{"paraphrase": 84, "keyword": 60, "synonym": 48, "abbreviation": 36, "typo": 36}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
