@@ -1,6 +1,9 @@
 package profiler
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // dateLayout is one date or timestamp layout the profiler recognises.
 // Month and day fields are written unpadded (1/2/2006) because Go's
@@ -65,11 +68,25 @@ var dateLayouts = []dateLayout{
 }
 
 // widerLayouts maps a layout without seconds to the one writing the same
-// values with them (HH:mm to HH:mm:ss). A value of the first counts for
-// the second too, at the same instant, so that a column mixing the two is
-// read as the wider one, and a column of the first alone as the first
-// (dateLayoutChoice).
-var widerLayouts = map[int8]int8{5: 3, 25: 24, 27: 26}
+// values with them (HH:mm to HH:mm:ss), of the layouts without a twin or
+// alias. A value of the first counts for the second too, at the same
+// instant, so that a column mixing the two is read as the wider one, and
+// a column of the first alone as the first (dateLayoutChoice).
+var widerLayouts = func() map[int8]int8 {
+	m := map[int8]int8{}
+	for i, n := range dateLayouts {
+		if n.twin >= 0 || n.alias >= 0 || !strings.Contains(n.layout, "15:04") || strings.Contains(n.layout, "15:04:05") {
+			continue
+		}
+		wide := strings.Replace(n.layout, "15:04", "15:04:05", 1)
+		for j, w := range dateLayouts {
+			if w.layout == wide && w.twin < 0 && w.alias < 0 {
+				m[int8(i)] = int8(j)
+			}
+		}
+	}
+	return m
+}()
 
 // dateFamilies are the index ranges of dateLayouts by leading shape.
 var (
