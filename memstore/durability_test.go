@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/embedder"
+	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
 // openPlain opens the store at home without an index.
@@ -488,6 +491,57 @@ func TestStore_WorkingFilesSettle(t *testing.T) {
 			}
 			if got := gitIn(t, all[0].Dir(), "status", "--porcelain"); got != "" {
 				t.Errorf("the work tree differs from HEAD:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestStore_IndexEmptiedByAnotherProcess has another process start
+// rebuilding the index a store uses (a reindex, killed once it emptied the
+// index) and checks that the store notices on its next search or write:
+// it rebuilds instead of taking the index for current, so every file at
+// HEAD is found again, from it and from a store opened afterwards.
+func TestStore_IndexEmptiedByAnotherProcess(t *testing.T) {
+	for _, next := range []string{"search", "write"} {
+		t.Run(next, func(t *testing.T) {
+			ctx := context.Background()
+			home := t.TempDir()
+			s := openStore(t, home, nil)
+			for i := range 3 {
+				mustCreate(t, s, fmt.Sprintf("/memories/workspaces/w/notes/n%d.md", i), fmt.Sprintf("# Note\n\n- marker%d\n", i))
+			}
+			if got := searchPaths(t, s, "marker0"); !slices.Contains(got, "/memories/workspaces/w/notes/n0.md") {
+				t.Fatalf("before the interruption, search finds %v", got)
+			}
+
+			// The other process's rebuild: it empties the index, then dies.
+			other, err := sqliteindex.Open(filepath.Join(home, "index.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emb := embedder.NewBuiltin()
+			if err := other.Reset(ctx, memstore.IndexState{Embedder: emb.ID(), Dim: emb.Dim()}); err != nil {
+				t.Fatal(err)
+			}
+			other.Close()
+
+			files := 3
+			if next == "write" {
+				mustCreate(t, s, "/memories/workspaces/w/notes/n3.md", "# Note\n\n- marker3\n")
+				files++
+			}
+			// The store first, then one opened afterwards (Open reconciles).
+			for _, open := range []func() *memstore.Store{
+				func() *memstore.Store { return s },
+				func() *memstore.Store { return openStore(t, home, nil) },
+			} {
+				st := open()
+				for i := range files {
+					p := fmt.Sprintf("/memories/workspaces/w/notes/n%d.md", i)
+					if got := searchPaths(t, st, fmt.Sprintf("marker%d", i)); !slices.Contains(got, p) {
+						t.Errorf("after the %s, search finds %v, not %s", next, got, p)
+					}
+				}
 			}
 		})
 	}

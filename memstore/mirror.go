@@ -93,7 +93,8 @@ func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []cha
 	if sh, ok := m.idx.(SharedIndex); ok {
 		return m.syncShared(ctx, sh, nil, parent, changes)
 	}
-	if m.at() != parent {
+	if m.at() != parent || !m.current(ctx) {
+		m.setAt(plumbing.ZeroHash)
 		return m.sync(ctx, nil)
 	}
 	defer func() {
@@ -372,6 +373,28 @@ func (m *mirror) blob(h plumbing.Hash) ([]byte, error) { return m.store.git.blob
 // stale reports whether the mirror may lag behind HEAD (after a failure, or
 // before its first successful sync).
 func (m *mirror) stale() bool { return m.at().IsZero() }
+
+// current reports whether the index still records what the mirror
+// caches. Another process on the home may have changed it since: reset it
+// to rebuild (perhaps killed half way, leaving it part empty) or, for an
+// index only this repository's processes write, moved it to another
+// commit. A shared index names whatever commit the last replica to write
+// indexed, so for it only a reset counts; syncShared reads its commit on
+// every write.
+func (m *mirror) current(ctx context.Context) bool {
+	at := m.at()
+	if at.IsZero() {
+		return false
+	}
+	st, err := m.idx.State(ctx)
+	if err != nil || st.Commit == "" || st.Embedder != m.emb.ID() || st.Dim != m.emb.Dim() {
+		return false
+	}
+	if _, shared := m.idx.(SharedIndex); shared {
+		return true
+	}
+	return st.Commit == at.String()
+}
 
 // Reindex rebuilds every index from scratch from HEAD.
 // Only the local owner and org admins may.

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/kljensen/snowball/english"
 
 	"github.com/selmem/selmem/internal/textcut"
@@ -283,16 +284,19 @@ func related(relate func(word string) []string, text string) map[string][]string
 	return out
 }
 
-// catchUp reconciles a mirror that may lag behind HEAD before it answers,
-// so an index that comes back after an outage serves current memory.
+// catchUp reconciles a mirror that may lag behind HEAD, or whose index
+// another process reset or moved (mirror.current), before it answers, so
+// an index that comes back after an outage, or that a killed reindex left
+// part empty, serves current memory.
 func (s *Store) catchUp(ctx context.Context, m *mirror) error {
-	if !m.stale() {
+	if m.current(ctx) {
 		return nil
 	}
 	return s.locked(ctx, func() error {
-		if !m.stale() {
+		if m.current(ctx) {
 			return nil
 		}
+		m.setAt(plumbing.ZeroHash)
 		return m.sync(ctx, nil)
 	})
 }
