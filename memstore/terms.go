@@ -115,12 +115,23 @@ func TypoStemVariants(w string) []string {
 // editAlphabet are the letters EditVariants inserts and substitutes.
 const editAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 
+// MaxTypoWordLen is the longest query word, in bytes, that typo
+// tolerance reads as a misspelling (EditVariants, TypoStemVariants): far
+// above any word a person mistypes, and below the lengths at which a
+// word's variants, about 72 times its length of them, each as long as it,
+// would cost a search seconds and gigabytes.
+const MaxTypoWordLen = 64
+
 // EditVariants returns the distinct strings one edit away from w that keep
 // its first byte: a byte dropped, two adjacent bytes swapped, or a letter
-// or digit of editAlphabet inserted or substituted, valid UTF-8 only. Both
-// index backends look typos up with them, so that they agree on which
-// indexed words a misspelt query word stands for.
+// or digit of editAlphabet inserted or substituted, valid UTF-8 only; none
+// for a word longer than MaxTypoWordLen. Both index backends look typos up
+// with them, so that they agree on which indexed words a misspelt query
+// word stands for.
 func EditVariants(w string) []string {
+	if len(w) > MaxTypoWordLen {
+		return nil
+	}
 	seen := map[string]bool{w: true}
 	var out []string
 	add := func(v string) {

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -64,6 +65,20 @@ func TestEditVariants(t *testing.T) {
 	}
 	if got := memstore.EditVariants("café"); slices.ContainsFunc(got, func(v string) bool { return !utf8.ValidString(v) }) {
 		t.Errorf("EditVariants(café) holds invalid UTF-8")
+	}
+	// A word longer than any mistyped one has none: a query's 64 KiB
+	// word would otherwise have millions, each 64 KiB long.
+	long := strings.Repeat("a", memstore.MaxTypoWordLen)
+	if got := memstore.EditVariants(long); len(got) == 0 {
+		t.Errorf("EditVariants of a word of %d bytes has none", len(long))
+	}
+	for _, w := range []string{long + "b", "p" + strings.Repeat("olicy", 20_000)} {
+		if got := memstore.EditVariants(w); got != nil {
+			t.Errorf("EditVariants of a word of %d bytes has %d variants, want none", len(w), len(got))
+		}
+		if got := memstore.TypoStemVariants(w + "s"); got != nil {
+			t.Errorf("TypoStemVariants of a word of %d bytes has %d variants, want none", len(w)+1, len(got))
+		}
 	}
 }
 
