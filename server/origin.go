@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -90,4 +92,29 @@ func (pol originPolicy) allowed(origin string) bool {
 		}
 	}
 	return false
+}
+
+// withLoopbackHost refuses, with 403, a request that arrives on a loopback
+// connection but names a host that is not loopback: a page whose domain an
+// attacker rebound to 127.0.0.1 after it loaded. The MCP endpoint has the
+// same check in its transport; this one guards every path (artifacts and
+// their data, metrics) before authentication. A request on any other
+// address passes: a rebound page reaches only loopback servers.
+func withLoopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if ok && local != nil && isLoopbackHost(hostOf(local.String())) && !isLoopbackHost(hostOf(r.Host)) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostOf returns the host of addr, a host or host:port.
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

@@ -122,7 +122,7 @@ func Listen(srv *mcpserver.MCPServer, cfg HTTPConfig, opts *HTTPOptions) (*HTTPS
 	// deadlineWriter gives each write its own deadline instead, and
 	// serveMCP gives each POST body one to arrive in.
 	h.httpSrv = &http.Server{
-		Handler:           h.withWriteDeadlines(h.withAuth(mux)),
+		Handler:           h.withWriteDeadlines(withLoopbackHost(h.withAuth(mux))),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
