@@ -541,6 +541,48 @@ func TestServe_StdoutIsJSONRPC(t *testing.T) {
 	}
 }
 
+// TestServe_StdinClosedAfterRequests writes requests and closes stdin at
+// once, as a shell pipe does: each request is answered, the write included,
+// before the server exits 0.
+func TestServe_StdinClosedAfterRequests(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env(home)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/notes/piped.md","file_text":"- piped\n"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"piped"}}}`,
+	}, "\n") + "\n")
+	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr)
+	}
+	ids := map[float64]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var msg struct {
+			ID *float64 `json:"id"`
+		}
+		if json.Unmarshal([]byte(l), &msg) == nil && msg.ID != nil {
+			ids[*msg.ID] = true
+		}
+	}
+	for id := 1.0; id <= 5; id++ {
+		if !ids[id] {
+			t.Errorf("no answer to request %v:\n%s", id, out)
+		}
+	}
+	if got, err := exec.Command("git", "-C", filepath.Join(home, "memory"), "show", "main:notes/piped.md").Output(); err != nil || string(got) != "- piped\n" {
+		t.Errorf("the piped write in git: %q, %v", got, err)
+	}
+}
+
 // TestServe_GracefulShutdown sends SIGTERM to a server after a write was
 // acknowledged: the process exits 0 and the write is in git.
 func TestServe_GracefulShutdown(t *testing.T) {

@@ -156,9 +156,10 @@ func resultID(msg []byte) (json.RawMessage, bool) {
 
 // verdict is what apply decided about one message.
 type verdict struct {
-	response bool // the message is a response (result or error)
-	keep     bool // it goes out
-	replaced int  // the JSON-RPC error code it now carries, when replaced; else 0
+	response bool   // the message is a response (result or error)
+	id       string // then, the id of the request it answers (idKey)
+	keep     bool   // it goes out
+	replaced int    // the JSON-RPC error code it now carries, when replaced; else 0
 }
 
 // apply applies the recorded outcome to one JSON message and returns what
@@ -167,14 +168,15 @@ func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
 	if id, ok := resultID(msg); ok {
 		// A result: only a cancellation changes it, and reading its head
 		// spares decoding a large result (a view's data) whole.
+		key := idKey(id)
 		o.mu.Lock()
-		oc, found := o.m[idKey(id)]
-		delete(o.m, idKey(id))
+		oc, found := o.m[key]
+		delete(o.m, key)
 		o.mu.Unlock()
 		if found && oc.drop {
-			return nil, verdict{response: true}
+			return nil, verdict{response: true, id: key}
 		}
-		return msg, verdict{response: true, keep: true}
+		return msg, verdict{response: true, id: key, keep: true}
 	}
 	var m rpcMessage
 	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 || (m.Result == nil && m.Error == nil) {
@@ -187,21 +189,21 @@ func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
 	o.mu.Unlock()
 	switch {
 	case !ok:
-		return msg, verdict{response: true, keep: true}
+		return msg, verdict{response: true, id: key, keep: true}
 	case oc.drop:
-		return nil, verdict{response: true}
+		return nil, verdict{response: true, id: key}
 	case m.Error == nil:
-		return msg, verdict{response: true, keep: true}
+		return msg, verdict{response: true, id: key, keep: true}
 	}
 	m.Error.Code, m.Error.Message, m.Error.Data = oc.code, oc.msg, nil
 	b, err := json.Marshal(m)
 	if err != nil {
-		return msg, verdict{response: true, keep: true}
+		return msg, verdict{response: true, id: key, keep: true}
 	}
 	if bytes.HasSuffix(msg, []byte("\n")) {
 		b = append(b, '\n')
 	}
-	return b, verdict{response: true, keep: true, replaced: oc.code}
+	return b, verdict{response: true, id: key, keep: true, replaced: oc.code}
 }
 
 // lineWriter is the gate of the stdio transport: mcp-go writes each message
@@ -210,13 +212,17 @@ func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
 // queue, which has one consumer and so loses nothing.)
 type lineWriter struct {
 	outcomes
-	w io.Writer
+	w        io.Writer
+	answered func(id string) // told of each response, written or withheld
 }
 
 var _ responseGate = (*lineWriter)(nil)
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	out, v := l.apply(p)
+	if v.response && l.answered != nil {
+		defer l.answered(v.id)
+	}
 	if !v.keep {
 		return len(p), nil
 	}

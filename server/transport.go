@@ -22,7 +22,8 @@ const (
 )
 
 // ServeStdio serves srv over stdin and stdout until ctx is cancelled or
-// stdin is closed. Only JSON-RPC goes to stdout; errors go to logger.
+// stdin is closed, then answered (drainingReader). Only JSON-RPC goes to
+// stdout; errors go to logger.
 func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -30,8 +31,10 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 	s := mcpserver.NewStdioServer(srv)
 	s.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
 	logger.Info("serving MCP", logKeyTransport, TransportStdio)
-	out := &lineWriter{w: stdout}
-	err := s.Listen(withGate(ctx, out), stdin, out)
+	pending := newPendingRequests()
+	out := &lineWriter{w: stdout, answered: pending.done}
+	in := &drainingReader{r: stdin, pending: pending, timeout: stdioDrainTimeout}
+	err := s.Listen(withGate(ctx, out), in, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
