@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing/fstest"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -113,14 +114,69 @@ type dirEntry struct {
 }
 
 // readFS returns the files a read of rel sees: the working files (the
-// published branch), or, for the owner of an open draft of rel's workspace,
-// that workspace's files with the draft over the published ones.
+// published branch), HEAD's own files below rel while the working files
+// may lag behind it (workingCurrent), or, for the owner of an open draft
+// of rel's workspace, that workspace's files with the draft over the
+// published ones.
 func (s *Store) readFS(ctx context.Context, rel string) (fs.FS, error) {
 	o, err := s.overlayFor(ctx, rel)
-	if err != nil || o == nil {
-		return os.DirFS(s.dir), err
+	switch {
+	case err != nil:
+		return nil, err
+	case o != nil:
+		return o.fsys()
+	case !s.workingCurrent():
+		return s.headFS(rel)
 	}
-	return o.fsys()
+	return os.DirFS(s.dir), nil
+}
+
+// headFS returns HEAD's files at or below rel, at their
+// repository-relative paths, for reads while the working files lag.
+func (s *Store) headFS(rel string) (fs.FS, error) {
+	tree, err := s.git.headTree()
+	if err != nil {
+		return nil, err
+	}
+	files, err := filesBelow(tree, rel)
+	if err != nil {
+		return nil, err
+	}
+	out := fstest.MapFS{}
+	for p, h := range files {
+		data, err := s.git.blob(h)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+	}
+	if rel == "" {
+		return out, nil
+	}
+	content, ok, err := readFile(tree, rel)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		out[rel] = &fstest.MapFile{Data: content, Mode: 0o644}
+	}
+	return out, nil
+}
+
+// headFile is Read of the file rel (virtual path p) from HEAD.
+func (s *Store) headFile(p, rel string) ([]byte, string, error) {
+	tree, err := s.git.headTree()
+	if err != nil {
+		return nil, "", err
+	}
+	content, ok, err := readFile(tree, rel)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "", notExist(p, "")
+	}
+	return content, blobSHA(content), nil
 }
 
 // fsName is the io/fs name of the repository-relative path rel.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -153,6 +154,11 @@ type Store struct {
 	id        string           // the memory's identity (ID), set by Open
 	remote    *replica         // the shared remote; nil without one
 	unsettled unsettledWrite   // the last write's working files, not yet flushed
+	// workingStale is set while the working files may differ from HEAD
+	// because a write's update of them, or their repair, failed (a full
+	// disk): reads then try the repair and read from HEAD what it could
+	// not mend (workingCurrent).
+	workingStale atomic.Bool
 }
 
 // Open opens the memory under home, creating home/memory as a git repository
@@ -474,8 +480,10 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 	defer s.lock.release()
 	s.settle()
 	if err := s.repairWorking(); err != nil {
+		s.workingStale.Store(true)
 		return fmt.Errorf("repair after an interrupted write: %w", err)
 	}
+	s.workingStale.Store(false)
 	tries := maxHeadMoves
 	if s.remote != nil {
 		tries = maxRemoteMoves
@@ -611,6 +619,9 @@ func (s *Store) Read(ctx context.Context, p string) (content []byte, sha string,
 		if ok {
 			return content, blobSHA(content), nil
 		}
+	}
+	if !s.workingCurrent() {
+		return s.headFile(p, rel)
 	}
 	content, err = os.ReadFile(s.abs(rel))
 	if err != nil {
@@ -1068,6 +1079,8 @@ func (s *Store) updateWorking(commit plumbing.Hash, changes []change) {
 	written, err := s.applyWorking(changes)
 	switch {
 	case err != nil:
+		// The journal stays: the next write, or read, repairs the files.
+		s.workingStale.Store(true)
 		s.log.Error("update working files", logKeyCommit, commit.String(), logKeyErr, err)
 	case s.git.sync:
 		s.unsettled = unsettledWrite{commit: commit, paths: written}
@@ -1077,6 +1090,31 @@ func (s *Store) updateWorking(commit plumbing.Hash, changes []change) {
 			s.log.Warn("remove the write journal", logKeyErr, err)
 		}
 	}
+}
+
+// workingCurrent reports whether the working files can be read as HEAD's.
+// After a failed update or repair of them it tries the repair, without
+// waiting for this process's writes or another's: until it succeeds,
+// readers read HEAD itself (headFile, headFS).
+func (s *Store) workingCurrent() bool {
+	if !s.workingStale.Load() {
+		return true
+	}
+	if !s.mu.TryLock() {
+		return false
+	}
+	defer s.mu.Unlock()
+	if s.closed || !s.lock.tryAcquire() {
+		return false
+	}
+	defer s.lock.release()
+	s.settle()
+	if err := s.repairWorking(); err != nil {
+		s.log.Warn("repair the working files; reading them from HEAD", logKeyErr, err)
+		return false
+	}
+	s.workingStale.Store(false)
+	return true
 }
 
 // settleSoon settles the last write when no write has done it first. It
