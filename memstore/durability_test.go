@@ -259,8 +259,16 @@ func TestStore_FailedWriteLeavesNothing(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(lock, "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The temporary file of an object whose writing failed (a full disk).
+	tmp := filepath.Join(s.Dir(), ".git", "objects", "pack", "tmp_obj_1643959642")
+	if err := os.WriteFile(tmp, []byte("part of an object"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Create(context.Background(), "/memories/notes/b.md", "uniquefailedmarker\n", nil); err == nil {
 		t.Fatal("write succeeded although the branch cannot be moved")
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Error("an unfinished object's temporary file is left after a failed write")
 	}
 	if err := os.RemoveAll(lock); err != nil {
 		t.Fatal(err)
@@ -275,6 +283,27 @@ func TestStore_FailedWriteLeavesNothing(t *testing.T) {
 	}
 	if _, err := s.Create(context.Background(), "/memories/notes/b.md", "b\n", nil); err != nil {
 		t.Errorf("write after the failure: %v", err)
+	}
+}
+
+// TestOpen_RemovesUnfinishedObjects leaves the temporary file of an object
+// as a writer killed while writing it would: the next Open removes it.
+func TestOpen_RemovesUnfinishedObjects(t *testing.T) {
+	home := t.TempDir()
+	s, err := openPlain(t, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/notes/a.md", "a\n")
+	tmp := filepath.Join(s.Dir(), ".git", "objects", "pack", "tmp_obj_657170517")
+	if err := os.WriteFile(tmp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openPlain(t, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Error("Open left an unfinished object's temporary file")
 	}
 }
 

@@ -357,13 +357,27 @@ func (g *gitRepo) objectPaths() []string {
 // keepObjects forgets the objects created so far: a commit names them now.
 func (g *gitRepo) keepObjects() { g.created = nil }
 
-// dropObjects removes the loose objects created since the last keepObjects:
-// a write that failed leaves no object behind.
+// dropObjects removes the loose objects created since the last keepObjects,
+// and the temporary files of objects never finished: a write that failed
+// leaves no object behind. Callers hold the repository lock.
 func (g *gitRepo) dropObjects() {
 	for _, h := range g.created {
 		_ = os.Remove(g.objectFile(h))
 	}
 	g.created = nil
+	g.dropTempObjects()
+}
+
+// dropTempObjects removes the files go-git writes a loose object into
+// before renaming it into place (objects/pack/tmp_obj_*), which a write
+// that fails half way (a full disk) or is killed leaves behind. Objects
+// are written only under the repository lock, which callers hold, so no
+// other write is filling one.
+func (g *gitRepo) dropTempObjects() {
+	tmps, _ := filepath.Glob(filepath.Join(g.gitDir, "objects", "pack", "tmp_obj_*"))
+	for _, p := range tmps {
+		_ = os.Remove(p)
+	}
 }
 
 // syncFile flushes the file or directory at p to stable storage.

@@ -242,6 +242,7 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 		if err := s.repairWorking(); err != nil {
 			return err
 		}
+		s.git.dropTempObjects() // of a writer killed half way
 		if err := s.restage(); err != nil {
 			return err
 		}
