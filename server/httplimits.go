@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,7 +172,8 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	if h.refuseForeignSession(w, r, id) {
 		return
 	}
-	switch open, full := h.sessions.streamOpened(id); {
+	open, full, ended := h.sessions.streamOpened(id)
+	switch {
 	case !open:
 		http.Error(w, "Not Found: unknown or expired session; initialize a new one", http.StatusNotFound)
 		return
@@ -183,10 +185,21 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.sessions.streamClosed(id)
+	// The stream ends with its session (DELETE, eviction), not only with
+	// its client: else a client could hold streams past both caps.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	sw := newStreamWriter(w, false)
 	h.relay.add(id, sw, true)
 	defer h.relay.remove(id, sw)
-	h.mcp.ServeHTTP(sw, r)
+	h.mcp.ServeHTTP(sw, r.WithContext(ctx))
 	sw.finish()
 }
 

@@ -689,3 +689,45 @@ func TestHTTP_StreamCap(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 }
+
+// TestHTTP_StreamsEndWithTheirSession: DELETE of a session ends its open
+// event streams, so a client cannot keep streams past both caps by ending
+// sessions and opening new ones.
+func TestHTTP_StreamsEndWithTheirSession(t *testing.T) {
+	h, _, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
+	id := openSession(t, url)
+	// A stream that stayed open fails the test when this expires.
+	client := &http.Client{Timeout: 30 * time.Second}
+	var bodies []io.ReadCloser
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream: status %d", resp.StatusCode)
+		}
+		bodies = append(bodies, resp.Body)
+	}
+	del, _ := http.NewRequest(http.MethodDelete, url, nil)
+	del.Header.Set("Mcp-Session-Id", id)
+	del.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	resp, err := http.DefaultClient.Do(del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for i, b := range bodies {
+		if _, err := io.ReadAll(b); err != nil {
+			t.Errorf("stream %d after DELETE: %v", i+1, err)
+		}
+	}
+	if n := h.Sessions(); n != 0 {
+		t.Errorf("%d sessions open after DELETE, want 0", n)
+	}
+}

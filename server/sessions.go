@@ -32,8 +32,9 @@ type sessionTable struct {
 // sessionState is what the table knows of one open session.
 type sessionState struct {
 	lastSeen time.Time
-	streams  int    // open GET event streams
-	owner    string // sessionOwner of the principal that initialised it
+	streams  int           // open GET event streams
+	owner    string        // sessionOwner of the principal that initialised it
+	ended    chan struct{} // closed when the session ends, to end its streams
 }
 
 var _ mcpserver.SessionIdManager = (*sessionTable)(nil)
@@ -83,7 +84,7 @@ func (t *sessionTable) release(owner string) {
 func (t *sessionTable) Generate() string {
 	id := "mcp-session-" + rand.Text()
 	t.mu.Lock()
-	t.open[id] = &sessionState{lastSeen: t.now()}
+	t.open[id] = &sessionState{lastSeen: t.now(), ended: make(chan struct{})}
 	t.mu.Unlock()
 	return id
 }
@@ -98,10 +99,14 @@ func (t *sessionTable) Validate(id string) (isTerminated bool, err error) {
 	return false, nil
 }
 
-// Terminate forgets id; a client may always end its own session.
+// Terminate forgets id and ends its event streams; a client may always end
+// its own session.
 func (t *sessionTable) Terminate(id string) (isNotAllowed bool, err error) {
 	t.mu.Lock()
-	delete(t.open, id)
+	if s, ok := t.open[id]; ok {
+		close(s.ended)
+		delete(t.open, id)
+	}
 	t.mu.Unlock()
 	return false, nil
 }
@@ -141,21 +146,23 @@ func (t *sessionTable) touch(id string) bool {
 const maxStreams = 8
 
 // streamOpened records an event stream on session id and reports whether
-// id is open (open false: 404) and below maxStreams (full true: refused);
-// an ok result (open and not full) must be paired with streamClosed.
-func (t *sessionTable) streamOpened(id string) (open, full bool) {
+// id is open (open false: 404) and below maxStreams (full true: refused),
+// and returns a channel closed when the session ends, which must end the
+// stream; an ok result (open and not full) must be paired with
+// streamClosed.
+func (t *sessionTable) streamOpened(id string) (open, full bool, ended <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.open[id]
 	if !ok {
-		return false, false
+		return false, false, nil
 	}
 	if s.streams >= maxStreams {
-		return true, true
+		return true, true, nil
 	}
 	s.streams++
 	s.lastSeen = t.now()
-	return true, false
+	return true, false, s.ended
 }
 
 // streamClosed records the end of an event stream.
