@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -243,6 +244,9 @@ type streamWriter struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	modern bool // a 2026-07-28 request: HTTP status follows the JSON-RPC error
+	// jsonOnly: the client's Accept header excludes event streams, so a
+	// notification never turns the response into one.
+	jsonOnly bool
 
 	mu          sync.Mutex
 	wroteHeader bool // headers are on the wire
@@ -368,7 +372,7 @@ func (s *streamWriter) Flush() {
 func (s *streamWriter) notify(data []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || s.pending != 0 {
+	if s.done || s.pending != 0 || s.jsonOnly && !s.sse {
 		return false
 	}
 	if !s.wroteHeader {
@@ -397,6 +401,22 @@ func (s *streamWriter) finish() {
 		s.sendHeader(s.pending)
 	}
 	s.done = true
+}
+
+// acceptsEventStream reports whether an Accept header admits an event
+// stream: it is absent, or one of its media ranges is text/event-stream,
+// text/* or */*.
+func acceptsEventStream(accept string) bool {
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for _, r := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(r)
+		if err == nil && (mt == "text/event-stream" || mt == "text/*" || mt == "*/*") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeEvent writes one SSE message event.

@@ -79,6 +79,13 @@ func TestStreamWriter(t *testing.T) {
 				panic("notify after the response")
 			}
 		}, 200, "text/event-stream", "event: message\ndata: " + strings.TrimSpace(resultOf7) + "\n\n"},
+		{"a client that accepts only JSON gets no event stream", false, func(s *streamWriter) {
+			s.jsonOnly = true
+			if s.notify([]byte(note)) {
+				panic("notify upgraded a JSON-only response")
+			}
+			writeJSON(s, 200, resultOf7)
+		}, 200, "application/json", resultOf7},
 		{"held JSON status sent at finish", false, func(s *streamWriter) {
 			s.Header().Set("Content-Type", "application/json")
 			s.WriteHeader(http.StatusAccepted)
@@ -124,6 +131,27 @@ func TestLineWriter(t *testing.T) {
 		`{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
 	if out.String() != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestAcceptsEventStream(t *testing.T) {
+	tests := []struct {
+		accept string
+		want   bool
+	}{
+		{"", true},
+		{"application/json, text/event-stream", true},
+		{"text/event-stream;q=0.9", true},
+		{"*/*", true},
+		{"text/*", true},
+		{"application/json", false},
+		{"text/html", false},
+		{"application/json, text/html;q=0.5", false},
+	}
+	for _, tt := range tests {
+		if got := acceptsEventStream(tt.accept); got != tt.want {
+			t.Errorf("acceptsEventStream(%q) = %v, want %v", tt.accept, got, tt.want)
+		}
 	}
 }
 

@@ -98,6 +98,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		h.sessions.touch(id) // an unknown id is answered 404 by the transport
 	}
 	sw := newStreamWriter(w, env.modern)
+	sw.jsonOnly = !acceptsEventStream(r.Header.Get("Accept"))
 	if id != "" {
 		h.relay.add(id, sw, false)
 		defer h.relay.remove(id, sw)
