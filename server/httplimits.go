@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"time"
@@ -40,13 +41,36 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			http.Error(w, "Unsupported Media Type: send JSON-RPC as application/json", http.StatusUnsupportedMediaType)
+			return
+		}
 		h.servePost(w, r)
 	case http.MethodGet:
 		h.serveGet(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
 	default:
-		if h.refuseForeignSession(w, r, r.Header.Get(mcpserver.HeaderKeySessionID)) {
-			return
-		}
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// serveDelete ends a session of the principal's: 400 without a session ID,
+// 404 for one that is not open (never issued, or ended already).
+func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		h.mcp.ServeHTTP(w, r) // sessionless protocol: the transport answers
+		return
+	}
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	switch {
+	case id == "":
+		http.Error(w, "Bad Request: Mcp-Session-Id header required", http.StatusBadRequest)
+	case h.refuseForeignSession(w, r, id):
+	case !h.sessions.touch(id):
+		http.Error(w, "Not Found: unknown or expired session", http.StatusNotFound)
+	default:
 		h.mcp.ServeHTTP(w, r)
 	}
 }

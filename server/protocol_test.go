@@ -563,8 +563,50 @@ func TestServe_SessionStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("DELETE of an open session: %d, want 200", resp.StatusCode)
+	}
 	if got := status(w.session); got != http.StatusNotFound {
 		t.Errorf("ended session: %d, want 404", got)
+	}
+
+	// Other methods, DELETE of no open session, and a body that is not
+	// JSON.
+	open := newHTTPWire(t, h.url).session
+	tests := []struct {
+		name, method, session, ctype string
+		want                         int
+	}{
+		{"DELETE of an ended session", http.MethodDelete, w.session, "", http.StatusNotFound},
+		{"DELETE of a session never issued", http.MethodDelete, "mcp-session-unknown", "", http.StatusNotFound},
+		{"DELETE without a session", http.MethodDelete, "", "", http.StatusBadRequest},
+		{"PUT", http.MethodPut, open, "application/json", http.StatusMethodNotAllowed},
+		{"PATCH", http.MethodPatch, open, "application/json", http.StatusMethodNotAllowed},
+		{"POST of text", http.MethodPost, open, "text/plain", http.StatusUnsupportedMediaType},
+		{"POST without a type", http.MethodPost, open, "", http.StatusUnsupportedMediaType},
+		{"POST of JSON with a charset", http.MethodPost, open, "application/json; charset=utf-8", http.StatusOK},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, h.url, strings.NewReader(encode(t, 9, "ping", nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.session != "" {
+			req.Header.Set("Mcp-Session-Id", tt.session)
+		}
+		if tt.ctype != "" {
+			req.Header.Set("Content-Type", tt.ctype)
+		}
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
 	}
 }
 
