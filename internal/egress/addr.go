@@ -17,6 +17,10 @@ type Policy struct {
 	allowed  []allowed
 	resolver *net.Resolver
 	adhoc    map[string]bool // credentials added by WithCredentials, not configured
+	// interfaceAddrs lists this machine's addresses; nil is
+	// net.InterfaceAddrs. Tests set it to check the logic on a machine
+	// whose own addresses are all refused anyway.
+	interfaceAddrs func() ([]net.Addr, error)
 }
 
 // New compiles c. It fails with c.Validate's error when c is invalid.
@@ -101,43 +105,73 @@ var metadataAddrs = map[netip.Addr]bool{
 	netip.MustParseAddr("168.63.129.16"):   true, // Azure wire server
 }
 
-// denied are the ranges refused by default, with what to call them; the
+// reserved are the ranges refused by default that net/netip has no
+// predicate for, with what to call them: the blocks of the IANA IPv4 and
+// IPv6 special-purpose registries that are not globally reachable. The
 // first match names the reason.
-var denied = []struct {
+var reserved = []struct {
 	prefix netip.Prefix
 	what   string
 }{
 	{netip.MustParsePrefix("0.0.0.0/8"), "an unspecified (\"this network\") address"},
-	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
-	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
-	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
-	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT) address"},
-	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "a reserved address"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "a reserved address"},
-	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "a reserved (IETF protocol assignment) address"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation (TEST-NET-1) address"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "a reserved (6to4 relay anycast) address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a reserved (benchmarking) address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation (TEST-NET-2) address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation (TEST-NET-3) address"},
 	{netip.MustParsePrefix("255.255.255.255/32"), "the broadcast address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
-	{netip.MustParsePrefix("::/128"), "an unspecified address"},
-	{netip.MustParsePrefix("::1/128"), "a loopback address"},
-	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
 	{netip.MustParsePrefix("fec0::/10"), "a private (site-local) address"},
-	{netip.MustParsePrefix("fc00::/7"), "a private (unique local) address"},
-	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
-	{netip.MustParsePrefix("100::/64"), "a reserved address"},
+	// The local-use NAT64 prefix: where the IPv4 address sits in it depends
+	// on the operator's prefix length, so it cannot be checked.
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a reserved (local-use NAT64) address"},
+	{netip.MustParsePrefix("100::/64"), "a reserved (discard-only) address"},
+	{netip.MustParsePrefix("100:0:0:1::/64"), "a reserved (dummy) address"},
+	// Teredo (2001::/32, which embeds an obfuscated IPv4 address),
+	// benchmarking (2001:2::/48) and ORCHID. The block is refused whole:
+	// its few globally reachable sub-blocks (protocol anycasts, AMT,
+	// AS112) serve no data source.
+	{netip.MustParsePrefix("2001::/23"), "a reserved (IETF protocol assignment) address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("3fff::/20"), "a documentation address"},
+	{netip.MustParsePrefix("5f00::/16"), "a reserved (segment routing) address"},
 }
 
-// embedded are IPv6 forms that carry an IPv4 address in their last 32 bits
-// (or, for 6to4, bits 16-47), which is checked too.
+// globalUnicast6 is the only IPv6 space assigned for global unicast; what
+// lies outside it (and is not an IPv4 embedding checked as such) is
+// reserved.
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// IPv6 forms that carry an IPv4 address, which is checked too.
 var (
-	nat64      = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
-	v4compat   = netip.MustParsePrefix("::/96")
-	sixToFour  = netip.MustParsePrefix("2002::/16")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	v4compat  = netip.MustParsePrefix("::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
 )
 
+// embeddedIPv4 returns the IPv4 address the IPv6 address a carries: in its
+// last 32 bits for the well-known NAT64 prefix and the deprecated
+// IPv4-compatible form, in bits 16-47 for 6to4. IPv4-mapped addresses are
+// not embeddings but IPv4 addresses: Unmap them.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() || a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), v4compat.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
 // classify returns why a is refused by default, or "" when it is public.
+// An IPv4 address gets the same verdict in every IPv6 spelling: mapped,
+// IPv4-compatible, NAT64 and 6to4.
 func classify(a netip.Addr) string {
 	a = a.WithZone("")
 	if metadataAddrs[a] || metadataAddrs[a.Unmap()] {
@@ -149,24 +183,105 @@ func classify(a netip.Addr) string {
 		}
 		return ""
 	}
-	for _, d := range denied {
+	switch {
+	case a.IsUnspecified():
+		return "is an unspecified address"
+	case a.IsLoopback():
+		return "is a loopback address"
+	case a.IsLinkLocalUnicast():
+		return "is a link-local address"
+	case a.IsMulticast():
+		return "is a multicast address"
+	case a.IsPrivate() && a.Is4():
+		return "is a private address"
+	case a.IsPrivate():
+		return "is a private (unique local) address"
+	}
+	for _, d := range reserved {
 		if d.prefix.Contains(a) {
 			return "is " + d.what
 		}
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a), nat64Local.Contains(a), v4compat.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		case sixToFour.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	if v4, ok := embeddedIPv4(a); ok {
+		if r := classify(v4); r != "" {
+			return r + " (embedded in IPv6)"
 		}
-		if v4.IsValid() {
-			if r := classify(v4); r != "" {
-				return r + " (embedded in IPv6)"
-			}
+		return ""
+	}
+	if a.Is6() && !globalUnicast6.Contains(a) {
+		return "is a reserved address (outside IPv6 global unicast, 2000::/3)"
+	}
+	return ""
+}
+
+// localAddrs returns the addresses assigned to this machine's interfaces,
+// IPv4 unmapped. It reads them afresh on every call: interfaces and their
+// addresses change (DHCP, IPv6 temporary addresses, VPNs), and the read
+// costs tens of microseconds, less than the connection it guards.
+func (p *Policy) localAddrs() (map[netip.Addr]bool, error) {
+	list := p.interfaceAddrs
+	if list == nil {
+		list = net.InterfaceAddrs
+	}
+	addrs, err := list()
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[netip.Addr]bool, len(addrs))
+	for _, a := range addrs {
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
+		}
+		if x, ok := netip.AddrFromSlice(ip); ok {
+			set[x.Unmap()] = true
+		}
+	}
+	return set, nil
+}
+
+// isLocal reports whether a, or the IPv4 address it spells or embeds, is
+// in local.
+func isLocal(a netip.Addr, local map[netip.Addr]bool) bool {
+	a = a.WithZone("").Unmap()
+	if local[a] {
+		return true
+	}
+	v4, ok := embeddedIPv4(a)
+	return ok && local[v4]
+}
+
+// refusal returns why the policy refuses to dial addrs, the addresses of
+// one target, at port, or "" when every one may be dialled: an address
+// that AllowedHosts does not name may be neither refused by default
+// (classify) nor one of this machine's own, which would reach services
+// listening on all interfaces. The interfaces are read at most once per
+// call, and only when a public address needs the check; when they cannot
+// be read, the address is refused.
+func (p *Policy) refusal(addrs []netip.Addr, port int) string {
+	var public []netip.Addr
+	for _, a := range addrs {
+		if p.allowedAddr(a, port) {
+			continue
+		}
+		if r := classify(a); r != "" {
+			return r
+		}
+		public = append(public, a)
+	}
+	if len(public) == 0 {
+		return ""
+	}
+	local, err := p.localAddrs()
+	if err != nil {
+		return "could not be told apart from this machine's own addresses (its network interfaces cannot be read)"
+	}
+	for _, a := range public {
+		if isLocal(a, local) {
+			return "is an address of this machine"
 		}
 	}
 	return ""
@@ -257,9 +372,10 @@ func parseLegacyIPv4(s string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
 }
 
-// Precheck decides what it can about host:port without the network: a
-// metadata name or an address literal (in any spelling) that is refused.
-// It returns the literal's address when host is one.
+// Precheck decides what it can about host:port without resolving it: a
+// metadata name or an address literal (in any spelling) that is refused,
+// this machine's own addresses included. It returns the literal's address
+// when host is one.
 func (p *Policy) Precheck(host string, port int) (netip.Addr, error) {
 	h := canonicalHost(host)
 	if p.allowedName(h, port) {
@@ -272,7 +388,7 @@ func (p *Policy) Precheck(host string, port int) (netip.Addr, error) {
 	if !ok {
 		return netip.Addr{}, nil
 	}
-	if r := classify(a); r != "" && !p.allowedAddr(a, port) {
+	if r := p.refusal([]netip.Addr{a}, port); r != "" {
 		return a, p.refuse(host, r)
 	}
 	return a, nil
@@ -287,7 +403,9 @@ func (e *ResolveError) Error() string {
 
 // Resolve returns the addresses to dial for host:port, each checked: a
 // name an AllowedHosts entry names resolves to any address; any other name
-// is refused when any of its addresses is.
+// is refused when any of its addresses is. Callers resolve for every
+// connection attempt and dial only what it returns, so a name that
+// rebinds, or an interface address that appears, is checked as it is then.
 func (p *Policy) Resolve(ctx context.Context, host string, port int) ([]netip.Addr, error) {
 	a, err := p.Precheck(host, port)
 	if err != nil {
@@ -307,12 +425,13 @@ func (p *Policy) Resolve(ctx context.Context, host string, port int) ([]netip.Ad
 	if p.allowedName(h, port) {
 		return addrs, nil
 	}
-	for _, a := range addrs {
-		if r := classify(a); r != "" && !p.allowedAddr(a, port) {
-			// The address itself is not told: it would map the
-			// internal network for the caller.
-			return nil, p.refuse(host, "resolves to "+strings.TrimPrefix(r, "is "))
+	if r := p.refusal(addrs, port); r != "" {
+		// The address itself is not told: it would map the internal
+		// network for the caller.
+		if rest, ok := strings.CutPrefix(r, "is "); ok {
+			return nil, p.refuse(host, "resolves to "+rest)
 		}
+		return nil, p.refuse(host, "resolves to an address that "+r)
 	}
 	return addrs, nil
 }

@@ -5,10 +5,13 @@
 // It owns:
 //
 //   - the address check: loopback, link-local, private (RFC 1918, unique
-//     local), shared (CGNAT), multicast, unspecified, broadcast and reserved
-//     addresses, their IPv4-mapped, IPv4-compatible, 6to4 and NAT64 forms,
-//     and cloud metadata endpoints are refused unless an AllowedHosts entry
-//     names them;
+//     local), shared (CGNAT), multicast, unspecified, broadcast,
+//     documentation, benchmarking and other reserved addresses (the blocks
+//     of the IANA special-purpose registries that are not globally
+//     reachable), their IPv4-mapped, IPv4-compatible, 6to4 and NAT64 forms,
+//     cloud metadata endpoints and this machine's own interface addresses,
+//     read when each connection is made, are refused unless an
+//     AllowedHosts entry names them;
 //   - an HTTP client that resolves a name once, checks every address and
 //     dials the checked address (no DNS rebinding), re-checks every
 //     redirect, ignores proxy settings from the environment, and attaches a

@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,6 +193,81 @@ func TestHTTPClient_Credentials(t *testing.T) {
 	} {
 		if _, err := p.HTTPClient(&HTTPOptions{Credentials: []string{name}}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("credential %s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestHTTPClient_OwnAddress: a service listening on all interfaces is not
+// reached through any address of this machine, in any spelling, unless
+// allowed_hosts names it. Before, http://[::ffff:OWN-IP]:8765/ reached it
+// on a machine whose own address looked public. (Here the addresses may
+// be refused for another reason first; TestPolicy_Resolve_OwnAddress
+// checks the own-address refusal itself.)
+func TestHTTPClient_OwnAddress(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		received int
+	)
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		received++
+		mu.Unlock()
+	}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	list, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Deny().HTTPClient(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []netip.Addr
+	for _, a := range list {
+		if n, ok := a.(*net.IPNet); ok {
+			ip, _ := netip.AddrFromSlice(n.IP)
+			own = append(own, ip.Unmap())
+		}
+	}
+	for _, ip := range own {
+		urls := []string{"http://" + net.JoinHostPort(ip.String(), port) + "/"}
+		if ip.Is4() {
+			urls = append(urls, "http://"+net.JoinHostPort(netip.AddrFrom16(ip.As16()).String(), port)+"/")
+		}
+		for _, u := range urls {
+			var re *RefusedError
+			if err := get(t, c, u); !errors.As(err, &re) {
+				t.Errorf("GET %s: %v, want a refusal", u, err)
+			}
+		}
+	}
+	mu.Lock()
+	n := received
+	mu.Unlock()
+	if n != 0 {
+		t.Errorf("the service received %d requests, want none", n)
+	}
+	// The same addresses reach it when allowed: the refusals above are
+	// the policy's, not an unreachable listener's.
+	for _, ip := range own {
+		if !ip.Is4() {
+			continue // IPv6 may be disabled for sockets
+		}
+		p, err := New(Config{AllowedHosts: []string{ip.String() + ":" + port}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := p.HTTPClient(nil)
+		if err := get(t, c, "http://"+net.JoinHostPort(ip.String(), port)+"/"); err != nil {
+			t.Errorf("allowed %s: %v", ip, err)
 		}
 	}
 }
