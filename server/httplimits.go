@@ -97,6 +97,10 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if reason := invalidMessage(body); reason != "" {
+		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, reason)
+		return
+	}
 	env := parseEnvelope(r.Header, body)
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
 	switch {
@@ -259,18 +263,79 @@ func writeBusyError(w http.ResponseWriter, body []byte, retryAfter, msg string) 
 		ID json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(body, &req)
-	if len(req.ID) == 0 {
-		req.ID = json.RawMessage("null")
+	w.Header().Set("Retry-After", retryAfter)
+	writeRPCErrorWithID(w, http.StatusServiceUnavailable, req.ID, mcp.INTERNAL_ERROR, msg)
+}
+
+// writeRPCError answers with status and a JSON-RPC error without an id.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeRPCErrorWithID(w, status, nil, code, msg)
+}
+
+// writeRPCErrorWithID answers with status and a JSON-RPC error carrying id
+// (null when empty).
+func writeRPCErrorWithID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
 	}
 	resp, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
-		"id":      req.ID,
-		"error":   map[string]any{"code": mcp.INTERNAL_ERROR, "message": msg},
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": msg},
 	})
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", retryAfter)
-	w.WriteHeader(http.StatusServiceUnavailable)
+	w.WriteHeader(status)
 	_, _ = w.Write(append(resp, '\n'))
+}
+
+// invalidMessage says why body, valid JSON, is no JSON-RPC message MCP
+// admits, or returns "": a batch (MCP has none since 2025-06-18), not an
+// object, another jsonrpc than "2.0", a method that is not a string, an id
+// that is neither a string nor an integer (null included), or neither a
+// method nor a response's result or error. Text that is not JSON is left
+// to the transport, which answers -32700.
+func invalidMessage(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if !json.Valid(body) {
+		return ""
+	}
+	if body[0] == '[' {
+		return "batches are not supported: send one JSON-RPC message per request"
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return "a JSON-RPC message is a JSON object"
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return `jsonrpc must be "2.0"`
+	}
+	if id, ok := m["id"]; ok && !validID(id) {
+		return "id must be a string or an integer"
+	}
+	method, hasMethod := m["method"]
+	_, hasID := m["id"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	switch {
+	case hasMethod && (len(method) == 0 || method[0] != '"'):
+		return "method must be a string"
+	case !hasMethod && !(hasID && (hasResult || hasError)):
+		return "a message needs a method, or an id with a result or an error"
+	}
+	return ""
+}
+
+// validID reports whether a JSON-RPC id is a string or an integer.
+func validID(id json.RawMessage) bool {
+	if len(id) > 0 && id[0] == '"' {
+		return true
+	}
+	var n json.Number
+	if json.Unmarshal(id, &n) != nil {
+		return false
+	}
+	_, err := n.Int64()
+	return err == nil
 }
 
 // withWriteDeadlines gives every write of a response WriteTimeout to
