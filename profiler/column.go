@@ -470,7 +470,8 @@ func (c *colAcc) add(raw string) {
 	}
 	c.pii.classify(s, &vi)
 	if c.examples[vi.kind] == "" {
-		c.examples[vi.kind] = clip(maskText(s), 40)
+		// a copy: s is in the batch's buffers
+		c.examples[vi.kind] = strings.Clone(clip(maskText(s), 40))
 	}
 	c.replay(&vi)
 	c.count(raw, h, &vi)
@@ -878,12 +879,25 @@ func (c *colAcc) hashed(h uint64, known bool, cls classSet) {
 	}
 }
 
+// clip returns s, or when it has more than n runes its first n-1 and
+// "…" (each invalid byte among them as U+FFFD, as []rune reads it). It
+// reads no more of s than that: s may be a mebibyte.
 func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	cut, i := 0, 0
+	for k := 0; k < n; k++ {
+		if i >= len(s) {
+			return s
+		}
+		if k == n-1 {
+			cut = i
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if i >= len(s) {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return string([]rune(s[:cut])) + "…"
 }
 
 // valueCounts returns the value counts, in no particular order (sort them

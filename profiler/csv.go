@@ -12,8 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/text/encoding/charmap"
 )
 
@@ -316,11 +314,7 @@ type csvReader struct {
 	fieldTrunc bool
 	skip       int // records still to skip: the preamble and the header
 
-	data  [][]byte
-	offs  [][]int32
-	nulls [][]int
-	rows  int
-	batch int
+	b strBatch // the batch being read; missing fields are its nulls
 
 	rec arrow.RecordBatch
 	err error
@@ -328,14 +322,6 @@ type csvReader struct {
 	// warnings
 	long, short, truncated, badQuote, badUTF8 int64
 }
-
-// A batch holds up to batchRows rows or batchBytes bytes of field data:
-// large enough that handing it to the column workers costs little, small
-// enough that the two batches in flight stay far below the memory bound.
-const (
-	batchBytes = 8 << 20
-	batchRows  = 65536
-)
 
 func newCSVReader(r io.Reader, s CSVSniff, maxField int) *csvReader {
 	fields := make([]arrow.Field, len(s.Columns))
@@ -348,32 +334,8 @@ func newCSVReader(r io.Reader, s CSVSniff, maxField int) *csvReader {
 		c.skip++
 	}
 	c.special[c.delim], c.special['\n'], c.special['\r'], c.special['"'] = true, true, true, true
-	c.resetBatch()
+	c.b.widen(len(s.Columns))
 	return c
-}
-
-// resetBatch starts a new batch. Its buffers are sized like the last
-// batch's (a little more), not for a full batch: a header line or a small
-// file then costs little, while the batches of a large file, which come
-// out alike, are allocated once at their size. The first batch grows by
-// appending.
-func (c *csvReader) resetBatch() {
-	n := len(c.names)
-	prevData, prevOffs := c.data, c.offs
-	c.data = make([][]byte, n)
-	c.offs = make([][]int32, n)
-	c.nulls = make([][]int, n)
-	for i := range n {
-		dataCap, offsCap := 4096, 1024
-		if prevData != nil {
-			dataCap = max(dataCap, len(prevData[i])+len(prevData[i])/8)
-			offsCap = min(max(offsCap, len(prevOffs[i])+len(prevOffs[i])/8), batchRows+1)
-		}
-		c.data[i] = make([]byte, 0, dataCap)
-		c.offs[i] = make([]int32, 1, offsCap)
-	}
-	c.rows = 0
-	c.batch = 0
 }
 
 func (c *csvReader) appendField(b []byte) {
@@ -388,13 +350,20 @@ func (c *csvReader) appendField(b []byte) {
 		b = b[:max(c.maxField-c.fieldLen, 0)]
 	}
 	c.fieldLen += len(b)
-	c.data[c.col] = append(c.data[c.col], b...)
-	c.batch += len(b)
+	// c.b.appendTo and c.b.end, written out: this is the parser's
+	// innermost path
+	col := c.b.open(c.col)
+	col.data = append(col.data, b...)
+	c.b.data += len(b)
 }
 
 func (c *csvReader) endField() {
 	if c.col < len(c.names) {
-		c.offs[c.col] = append(c.offs[c.col], int32(len(c.data[c.col])))
+		col := c.b.open(c.col)
+		col.offs = append(col.offs, int32(len(col.data)))
+		if col.valid != nil {
+			col.setValid(len(col.offs) - 2)
+		}
 	}
 	c.col++
 	c.fieldLen = 0
@@ -402,35 +371,28 @@ func (c *csvReader) endField() {
 	c.fieldTrunc = false
 }
 
-// endRecord closes a record; it reports whether a batch is ready.
+// endRecord closes a record; it reports whether a batch is ready. A
+// record with fewer fields than the header leaves the rest null.
 func (c *csvReader) endRecord() bool {
-	blank := c.col == 0 && c.fieldLen == 0 && !c.fieldQuot
-	c.endField()
-	if blank {
-		// blank line: undo the single empty field
-		c.offs[0] = c.offs[0][:len(c.offs[0])-1]
-		c.col = 0
-		return false
+	if c.col == 0 && c.fieldLen == 0 && !c.fieldQuot {
+		return false // a blank line
 	}
+	c.endField()
 	if c.col > len(c.names) {
 		c.long++
 	}
 	if c.col < len(c.names) {
 		c.short++
-		for ; c.col < len(c.names); c.col++ {
-			c.offs[c.col] = append(c.offs[c.col], int32(len(c.data[c.col])))
-			c.nulls[c.col] = append(c.nulls[c.col], c.rows)
-		}
 	}
 	c.col = 0
 	if c.skip > 0 {
 		c.skip--
-		c.resetBatch()
+		c.b.discard()
 		c.long, c.short = 0, 0
 		return false
 	}
-	c.rows++
-	return c.rows >= batchRows || c.batch >= batchBytes
+	c.b.endRow()
+	return c.b.rows >= batchRows || c.b.size(len(c.names)) >= batchBytes
 }
 
 func (c *csvReader) fill() bool {
@@ -463,7 +425,7 @@ func (c *csvReader) parse() (ready bool) {
 				c.afterQuote = false
 				c.endRecord()
 			}
-			return c.rows > 0
+			return c.b.rows > 0
 		}
 		buf := c.buf[:c.end]
 		for c.pos < len(buf) {
@@ -543,36 +505,9 @@ func (c *csvReader) Next() bool {
 	if c.err != nil {
 		return false
 	}
-	cols := make([]arrow.Array, len(c.names))
-	for i := range c.names {
-		data := c.data[i]
-		if !utf8.Valid(data) {
-			data, c.offs[i] = fixUTF8(data, c.offs[i])
-			c.badUTF8++
-		}
-		var bitmap *memory.Buffer
-		nnull := len(c.nulls[i])
-		if nnull > 0 {
-			bm := make([]byte, (c.rows+7)/8)
-			for r := range c.rows {
-				bm[r/8] |= 1 << (r % 8)
-			}
-			for _, r := range c.nulls[i] {
-				bm[r/8] &^= 1 << (r % 8)
-			}
-			bitmap = memory.NewBufferBytes(bm)
-		}
-		ad := array.NewData(arrow.BinaryTypes.String, c.rows,
-			[]*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offs[i])), memory.NewBufferBytes(data)},
-			nil, nnull, 0)
-		cols[i] = array.NewStringData(ad)
-		ad.Release()
-	}
-	c.rec = array.NewRecordBatch(c.schema, cols, int64(c.rows))
-	for _, a := range cols {
-		a.Release()
-	}
-	c.resetBatch()
+	rec, bad := c.b.build(c.schema, true)
+	c.rec = rec
+	c.badUTF8 += int64(bad)
 	return true
 }
 

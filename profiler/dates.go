@@ -207,7 +207,7 @@ func (c *colAcc) parseDate(s string, vi *valInfo) bool {
 		vi.layout2, vi.f2 = wide, vi.f // no twin or alias to displace
 	}
 	if len(c.dExam) < maxDateExam {
-		c.dExam = append(c.dExam, dateExample{s: clip(s, 40), l1: vi.layout, l2: vi.layout2})
+		c.dExam = append(c.dExam, dateExample{s: strings.Clone(clip(s, 40)), l1: vi.layout, l2: vi.layout2})
 	}
 	return true
 }

@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -405,7 +406,11 @@ func TestRecordsAt_Messages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := recordsAt(tt.doc, tt.path)
+			doc, err := json.Marshal(tt.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = recordsAt(doc, tt.path)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("recordsAt: %v, want it to hold %q", err, tt.want)
 			}

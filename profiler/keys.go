@@ -56,16 +56,17 @@ func (p *pairAcc) store(ci, n int) int {
 	return 0
 }
 
-// slot returns where column ci's hashes of this batch go.
-func (p *pairAcc) slot(ci, n int) []uint64 {
+// slot returns where column ci's hashes of keep rows of this batch go
+// (keep as store returned it).
+func (p *pairAcc) slot(ci, keep int) []uint64 {
 	for len(p.sample) <= ci {
 		p.sample = append(p.sample, nil)
 	}
 	for len(p.h) <= ci {
 		p.h = append(p.h, nil)
 	}
-	if cap(p.h[ci]) < n {
-		p.h[ci] = make([]uint64, 0, n)
+	if cap(p.h[ci]) < keep {
+		p.h[ci] = make([]uint64, 0, keep)
 	}
 	return p.h[ci][:0]
 }
@@ -89,8 +90,9 @@ func (p *pairAcc) end(cols []arrow.Array, n int) {
 		}
 		from = int(pairSample - p.seen)
 		p.screen(len(cols))
-		for ci := range p.isCand {
-			if !p.isCand[ci] {
+		for ci := range p.h {
+			if ci >= len(p.isCand) || !p.isCand[ci] {
+				p.h[ci] = nil // only candidates' hashes are needed from here on
 				continue
 			}
 			h := make([]uint64, n)

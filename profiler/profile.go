@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // Logical column types reported in ColumnProfile.Type.
@@ -395,33 +396,64 @@ func (p *profileRun) start(rec arrow.RecordBatch) *batchJob {
 	return b
 }
 
+// addArray adds a batch's values of a column, counting its nulls
+// eight at a time where it can: a column of few values among many rows
+// costs about its values.
 func addArray(c *colAcc, arr arrow.Array) {
+	if blank(arr) {
+		c.addMissing(int64(arr.Len()))
+		return
+	}
+	var nulls int
 	switch a := arr.(type) {
 	case *array.String:
-		for i := 0; i < a.Len(); i++ {
-			if a.IsNull(i) {
-				c.addMissing(1)
-			} else {
-				c.add(a.Value(i))
-			}
-		}
+		nulls = eachValue(a, func(i int) { c.add(a.Value(i)) })
 	case *array.LargeString:
-		for i := 0; i < a.Len(); i++ {
-			if a.IsNull(i) {
-				c.addMissing(1)
-			} else {
-				c.add(a.Value(i))
-			}
-		}
+		nulls = eachValue(a, func(i int) { c.add(a.Value(i)) })
 	default:
-		for i := 0; i < a.Len(); i++ {
-			if a.IsNull(i) {
-				c.addMissing(1)
-			} else {
-				c.add(valueString(a, i))
-			}
+		nulls = eachValue(a, func(i int) { c.add(valueString(a, i)) })
+	}
+	c.addMissing(int64(nulls))
+}
+
+// eachValue calls f with the index of each element of a that is not
+// null, in order, and returns how many are. An element is null as
+// a.IsNull tells, by the validity bits (an array without them, of type
+// null too, has none null).
+func eachValue(a arrow.Array, f func(i int)) (nulls int) {
+	n := a.Len()
+	bits := a.NullBitmapBytes()
+	if len(bits) == 0 {
+		for i := range n {
+			f(i)
+		}
+		return 0
+	}
+	off := a.Data().Offset()
+	for i := 0; i < n; i++ {
+		j := off + i
+		if j&7 == 0 && i+8 <= n && bits[j>>3] == 0 {
+			nulls += 8
+			i += 7
+			continue
+		}
+		if bits[j>>3]&(1<<(j&7)) != 0 {
+			f(i)
+		} else {
+			nulls++
 		}
 	}
+	return nulls
+}
+
+// blank reports a column with no value in its batch: absent, or null
+// in every row (as a.IsNull tells).
+func blank(a arrow.Array) bool {
+	if a == nil {
+		return true
+	}
+	bits := a.NullBitmapBytes()
+	return len(bits) > 0 && bitutil.CountSetBits(bits, a.Data().Offset(), a.Len()) == 0
 }
 
 // valueString renders a typed Arrow value the way the text inference
@@ -1027,15 +1059,43 @@ type rowAcc struct {
 	capped bool
 	fp     [32]byte
 	fpHash uint64
-	cands  [][]string
+	cands  []sampleRow
+	kept   int // bytes the candidates hold
 	hs     []uint64
+	lead   []int    // addBlank's rows to hash
+	xs     []uint64 // and their hashes
 	pairs  pairAcc
 }
 
+// sampleRow is a candidate sample row. Its cells are copied into one
+// string: a value from a batch's buffers would keep the whole batch
+// alive, and a string per cell would cost the collector a pointer each.
+// A cell longer than sampleKeep bytes is kept as it is shown, masked and
+// clipped, and long marks it; like the value it stands for, it then
+// differs from every value shown.
+type sampleRow struct {
+	text string
+	ends []int32 // cell ci is text[ends[ci-1]:ends[ci]]
+	long []bool  // nil when no cell is long
+}
+
+func (s *sampleRow) cell(ci int) string {
+	start := int32(0)
+	if ci > 0 {
+		start = s.ends[ci-1]
+	}
+	return s.text[start:s.ends[ci]]
+}
+
+// The sample rows are picked among the first sampleWindow rows, or as
+// many as their cells fill sampleBytes with (only rows of hundreds of
+// long cells do).
 const (
 	rowSetLimit   = 3 << 20 // distinct rows tracked exactly: a 32 MiB table at 3/4 load
 	sampleWindow  = 2000
+	sampleBytes   = 32 << 20
 	sampleCellLen = 40
+	sampleKeep    = scanWindow // longer cells are kept as shown
 )
 
 func newRowAcc() *rowAcc { return &rowAcc{set: newU64Set(rowSetLimit)} }
@@ -1048,49 +1108,21 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 	for i := range hs {
 		hs[i] = 0x9e3779b97f4a7c15
 	}
-	for ci, a := range cols {
-		salt := uint64(ci + 1)
-		if a == nil {
-			for i := range hs {
-				hs[i] = mix64(hs[i], salt)
+	for ci := 0; ci < len(cols); ci++ {
+		if blank(cols[ci]) {
+			// Columns with no value in this batch (absent, or all null:
+			// a wide header over short rows, JSON records without these
+			// keys) are hashed a run at a time, and a row hashed as the
+			// row before it gives its hash again.
+			end := ci + 1
+			for end < len(cols) && blank(cols[end]) {
+				end++
 			}
+			r.addBlank(cols, ci, end, hs)
+			ci = end - 1
 			continue
 		}
-		s, isStr := a.(*array.String)
-		keep := r.pairs.store(ci, n)
-		var dst []uint64
-		if keep > 0 {
-			dst = r.pairs.slot(ci, n)
-		}
-		for i := range hs {
-			var v uint64
-			switch {
-			case a.IsNull(i):
-				v = salt * 0x51afd7ed558ccd
-				if i < keep {
-					dst = append(dst, 0)
-				}
-			case isStr:
-				t := trimSpace(s.Value(i))
-				v = hash64(unsafeBytes(t))
-				if i < keep {
-					if missing(t) {
-						dst = append(dst, 0)
-					} else {
-						dst = append(dst, v|1)
-					}
-				}
-			default:
-				v = hash64([]byte(valueString(a, i)))
-				if i < keep {
-					dst = append(dst, v|1)
-				}
-			}
-			hs[i] = mix64(hs[i]^salt, v)
-		}
-		if keep > 0 {
-			r.pairs.put(ci, dst)
-		}
+		r.addColumn(cols[ci], ci, hs)
 	}
 	r.pairs.end(cols, n)
 	for i, h := range hs {
@@ -1101,24 +1133,8 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 		} else if refused {
 			r.capped = true
 		}
-		if len(r.cands) < sampleWindow {
-			row := make([]string, len(cols))
-			for ci, a := range cols {
-				if a == nil || a.IsNull(i) {
-					continue
-				}
-				var v string
-				if s, ok := a.(*array.String); ok {
-					v = trimSpace(s.Value(i))
-				} else {
-					v = valueString(a, i)
-				}
-				// Masked and clipped only once picked (pickSamples):
-				// scanning every candidate cell for personal data cost
-				// more than the rest of a small file's profile.
-				row[ci] = v
-			}
-			r.cands = append(r.cands, row)
+		if len(r.cands) < sampleWindow && r.kept < sampleBytes {
+			r.addCandidate(cols, i)
 		}
 	}
 	for i := range 8 {
@@ -1126,10 +1142,166 @@ func (r *rowAcc) addBatch(cols []arrow.Array, n int) {
 	}
 }
 
+// nullSalt makes a null cell's hash from its column's salt.
+const nullSalt = 0x51afd7ed558ccd
+
+// addColumn hashes the cells of column ci, which holds values, into
+// the row hashes hs, eight nulls at a time where it can.
+func (r *rowAcc) addColumn(a arrow.Array, ci int, hs []uint64) {
+	n := len(hs)
+	salt := uint64(ci + 1)
+	null := salt * nullSalt
+	s, isStr := a.(*array.String)
+	keep := r.pairs.store(ci, n)
+	var dst []uint64
+	if keep > 0 {
+		dst = r.pairs.slot(ci, keep)
+	}
+	bits := a.NullBitmapBytes() // read here: a.IsNull costs more than the hash
+	if len(bits) == 0 {
+		bits = nil
+	}
+	off := a.Data().Offset()
+	for i := 0; i < n; i++ {
+		if j := off + i; bits != nil && bits[j>>3]&(1<<(j&7)) == 0 {
+			if j&7 == 0 && i+8 <= n && bits[j>>3] == 0 {
+				for k := i; k < i+8; k++ {
+					hs[k] = mix64(hs[k]^salt, null)
+				}
+				for range max(min(i+8, keep)-i, 0) {
+					dst = append(dst, 0)
+				}
+				i += 7
+				continue
+			}
+			hs[i] = mix64(hs[i]^salt, null)
+			if i < keep {
+				dst = append(dst, 0)
+			}
+			continue
+		}
+		var v uint64
+		if isStr {
+			t := trimSpace(s.Value(i))
+			v = hash64(unsafeBytes(t))
+			if i < keep {
+				if missing(t) {
+					dst = append(dst, 0)
+				} else {
+					dst = append(dst, v|1)
+				}
+			}
+		} else {
+			v = hash64([]byte(valueString(a, i)))
+			if i < keep {
+				dst = append(dst, v|1)
+			}
+		}
+		hs[i] = mix64(hs[i]^salt, v)
+	}
+	if keep > 0 {
+		r.pairs.put(ci, dst)
+	}
+}
+
+// addBlank hashes the cells of columns [from, to), which hold no value,
+// into the row hashes hs: an absent column mixes in its salt, a null
+// cell its null hash, as addColumn does cell by cell. A row whose hash
+// so far is the row before's gets that row's hash again; the others are
+// hashed column by column, which lets the processor overlap them.
+func (r *rowAcc) addBlank(cols []arrow.Array, from, to int, hs []uint64) {
+	for ci := from; ci < to; ci++ {
+		if cols[ci] == nil {
+			continue
+		}
+		if keep := r.pairs.store(ci, len(hs)); keep > 0 {
+			dst := r.pairs.slot(ci, keep)
+			r.pairs.put(ci, append(dst, make([]uint64, keep)...))
+		}
+	}
+	lead, xs := r.lead[:0], r.xs[:0]
+	for i, h := range hs {
+		if i == 0 || h != hs[i-1] {
+			lead = append(lead, i)
+			xs = append(xs, h)
+		}
+	}
+	r.lead, r.xs = lead, xs
+	for len(xs) > 0 {
+		// a block of rows at a time, which the cache holds through the
+		// columns
+		block := xs[:min(len(xs), 512)]
+		xs = xs[len(block):]
+		for ci := from; ci < to; ci++ {
+			salt := uint64(ci + 1)
+			if cols[ci] == nil {
+				for k := range block {
+					block[k] = mix64(block[k], salt)
+				}
+				continue
+			}
+			null := salt * nullSalt
+			for k := range block {
+				block[k] = mix64(block[k]^salt, null)
+			}
+		}
+	}
+	xs = r.xs[:len(lead)]
+	k := 0
+	for i := range hs {
+		if k < len(lead) && lead[k] == i {
+			hs[i] = xs[k]
+			k++
+		} else {
+			hs[i] = hs[i-1]
+		}
+	}
+}
+
+// addCandidate adds row i of cols to the sample candidates.
+func (r *rowAcc) addCandidate(cols []arrow.Array, i int) {
+	var row sampleRow
+	var b strings.Builder
+	row.ends = make([]int32, len(cols))
+	for ci, a := range cols {
+		var v string
+		switch {
+		case a == nil || a.IsNull(i):
+		case isString(a):
+			v = trimSpace(a.(*array.String).Value(i))
+		default:
+			v = valueString(a, i)
+		}
+		if len(v) > sampleKeep {
+			// Masked and clipped now, as pickSamples would: a copy of the
+			// whole value could be a mebibyte.
+			if row.long == nil {
+				row.long = make([]bool, len(cols))
+			}
+			row.long[ci] = true
+			v = clip(maskText(v), sampleCellLen)
+		}
+		b.WriteString(v)
+		row.ends[ci] = int32(b.Len())
+	}
+	row.text = b.String()
+	r.kept += len(row.text) + 4*len(cols)
+	r.cands = append(r.cands, row)
+}
+
+func isString(a arrow.Array) bool {
+	_, ok := a.(*array.String)
+	return ok
+}
+
 func missing(v string) bool { return v == "" || isNullToken(v) }
 
 // pickSamples chooses up to three rows that differ from each other in as
 // many columns as possible, preferring complete rows.
+//
+// Candidates are masked and clipped only once picked: scanning every
+// candidate cell for personal data cost more than the rest of a small
+// file's profile.
 func (r *rowAcc) pickSamples(ncols int) [][]string {
 	var picked [][]string
 	used := map[int]bool{}
@@ -1140,15 +1312,18 @@ func (r *rowAcc) pickSamples(ncols int) [][]string {
 				continue
 			}
 			score := 0
-			for ci := range row {
-				if missing(row[ci]) {
+			for ci := range row.ends {
+				v := row.cell(ci)
+				if missing(v) {
 					continue
 				}
 				score++
 				diff := true
-				for _, p := range picked {
-					if ci < len(p) && p[ci] == row[ci] {
-						diff = false
+				if row.long == nil || !row.long[ci] {
+					for _, p := range picked {
+						if ci < len(p) && p[ci] == v {
+							diff = false
+						}
 					}
 				}
 				if diff {
@@ -1160,9 +1335,15 @@ func (r *rowAcc) pickSamples(ncols int) [][]string {
 			}
 		}
 		used[best] = true
-		row := make([]string, max(ncols, len(r.cands[best])))
-		for ci, v := range r.cands[best] {
-			row[ci] = clip(maskText(v), sampleCellLen)
+		cand := &r.cands[best]
+		row := make([]string, max(ncols, len(cand.ends)))
+		for ci := range cand.ends {
+			v := cand.cell(ci)
+			if cand.long != nil && cand.long[ci] {
+				row[ci] = v
+			} else {
+				row[ci] = clip(maskText(v), sampleCellLen)
+			}
 		}
 		picked = append(picked, row)
 	}

@@ -1,14 +1,13 @@
 package profiler
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +21,11 @@ import (
 // The request and its redirects go through Policy: non-public addresses
 // are refused unless allowed, and credentials are attached only to the
 // hosts they are bound to.
+//
+// The response is read whole, within Timeout, and refused beyond
+// MaxBytes; its records are then read one at a time in place, as a JSON
+// file's are, values cut at DefaultMaxFieldBytes. A profile holds the
+// response beside its batches, whatever the number of values in it.
 type RESTSource struct {
 	URL         string
 	RecordsPath string
@@ -70,7 +74,11 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("profiler: GET %s returned HTTP %d; check the URL and credentials", req.URL.Host, resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	tooLarge := fmt.Errorf("profiler: response from %s exceeds the size limit of %d bytes; raise MaxBytes or narrow the query", req.URL.Host, maxBytes)
+	if resp.ContentLength > maxBytes {
+		return nil, tooLarge
+	}
+	body, err := readBody(resp, maxBytes)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return nil, fmt.Errorf("profiler: %s did not finish answering within %s; raise the timeout or check the endpoint", req.URL.Host, timeout)
@@ -78,21 +86,15 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 		return nil, fmt.Errorf("profiler: reading the response from %s failed", req.URL.Host)
 	}
 	if int64(len(body)) > maxBytes {
-		return nil, fmt.Errorf("profiler: response from %s exceeds the size limit of %d bytes; raise MaxBytes or narrow the query", req.URL.Host, maxBytes)
+		return nil, tooLarge
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := firstValue(body)
+	if err != nil {
 		return nil, fmt.Errorf("profiler: response from %s is not valid JSON: %w", req.URL.Host, err)
 	}
 	items, err := recordsAt(doc, s.RecordsPath)
 	if err != nil {
 		return nil, err
-	}
-	jr := newSliceJSONReader(items)
-	if raws, ok := rawRecords(body, s.RecordsPath); ok && len(raws) == len(items) {
-		jr = newRawJSONReader(raws)
 	}
 	name := strings.Trim(req.URL.Path, "/")
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
@@ -101,42 +103,118 @@ func (s RESTSource) Open(ctx context.Context) (RecordReader, error) {
 	if name == "" {
 		name = req.URL.Host
 	}
+	jr := newRawJSONReader(items, DefaultMaxFieldBytes)
 	return &jsonSource{baseReader: baseReader{name: name, format: "rest-json", total: int64(len(body))}, jsonReader: jr}, nil
 }
 
-func recordsAt(doc any, path string) ([]any, error) {
+// readBody reads a response's body, up to one byte more than maxBytes.
+// A body of announced length is read into one buffer of that length;
+// another into blocks of at most bodyBlock bytes, then copied into one
+// buffer: twice the body at most, where a buffer grown by appending
+// (io.ReadAll) allocates several times it.
+func readBody(resp *http.Response, maxBytes int64) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= maxBytes {
+		body := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, body)
+		return body, err
+	}
+	r := io.LimitReader(resp.Body, maxBytes+1)
+	var blocks [][]byte
+	size, next := 0, 64<<10
+	for {
+		b := make([]byte, next)
+		n := 0
+		var err error
+		for n < len(b) && err == nil {
+			var m int
+			m, err = r.Read(b[n:])
+			n += m
+		}
+		blocks, size = append(blocks, b[:n]), size+n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		next = min(2*next, bodyBlock)
+	}
+	if len(blocks) == 1 {
+		return blocks[0], nil
+	}
+	body := make([]byte, 0, size)
+	for _, b := range blocks {
+		body = append(body, b...)
+	}
+	return body, nil
+}
+
+// bodyBlock is the largest block readBody reads a body of unknown
+// length in.
+const bodyBlock = 1 << 20
+
+// firstValue returns the JSON value body starts with, checked to be
+// valid; what follows it is ignored, as a json.Decoder would.
+func firstValue(body []byte) ([]byte, error) {
+	i := skipSpace(body, 0)
+	if i == len(body) {
+		return nil, errors.New("unexpected end of JSON input")
+	}
+	doc := body[i:valueEnd(body, i)]
+	if !json.Valid(doc) {
+		// Unmarshal checks the syntax before it decodes anything.
+		err := json.Unmarshal(doc, new(struct{}))
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return nil, err
+	}
+	return doc, nil
+}
+
+// recordsAt returns the array of records in the JSON document doc (valid
+// JSON) at path: dot-separated keys, the last of equal keys counting as
+// when decoded; empty means doc itself, which must be an array or an
+// object of one array member. The array is a part of doc, not a copy.
+func recordsAt(doc []byte, path string) ([]byte, error) {
 	cur := doc
 	if path != "" {
 		for _, part := range strings.Split(path, ".") {
-			m, ok := cur.(map[string]any)
-			if !ok {
+			if cur[0] != '{' {
 				return nil, fmt.Errorf("profiler: records path %q: %q is not inside an object", path, part)
 			}
-			cur, ok = m[part]
-			if !ok {
-				keys := make([]string, 0, len(m))
-				for k := range m {
-					keys = append(keys, k)
+			var found []byte
+			var keys someKeys
+			for k, v := range members(cur) {
+				key := stringText(k)
+				if key == part {
+					found = v
 				}
-				return nil, fmt.Errorf("profiler: records path %q: no key %q (keys here: %s)", path, part, someNames(keys))
+				keys.add(key)
 			}
+			if found == nil {
+				return nil, fmt.Errorf("profiler: records path %q: no key %q (keys here: %s)", path, part, keys)
+			}
+			cur = found
 		}
 	}
-	switch v := cur.(type) {
-	case []any:
-		return v, nil
-	case map[string]any:
+	switch cur[0] {
+	case '[':
+		return cur, nil
+	case '{':
 		if path == "" {
-			var arrays []string
-			for k, x := range v {
-				if _, ok := x.([]any); ok {
-					arrays = append(arrays, k)
+			var array []byte
+			var arrays someKeys
+			for k, v := range members(cur) {
+				if v[0] == '[' {
+					array = v
+					arrays.add(stringText(k))
 				}
 			}
-			if len(arrays) == 1 {
-				return v[arrays[0]].([]any), nil
+			if arrays.n == 1 {
+				return array, nil
 			}
-			return nil, fmt.Errorf("profiler: the response is an object; set the records path to the array of records (candidates: %s)", someNames(arrays))
+			return nil, fmt.Errorf("profiler: the response is an object; set the records path to the array of records (candidates: %s)", arrays)
 		}
 	}
 	return nil, fmt.Errorf("profiler: records path %q does not lead to an array", path)
@@ -146,50 +224,32 @@ func recordsAt(doc any, path string) ([]any, error) {
 // an object of a million keys, and the message goes back to the model.
 const maxNamed = 20
 
-// someNames returns the first maxNamed of names in order, joined, and how
-// many more there are.
-func someNames(names []string) string {
-	sort.Strings(names)
-	if len(names) <= maxNamed {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
+// someKeys gathers the keys an error message names: the first maxNamed
+// in sorted order, and how many there are in all (each key as often as
+// the object has it).
+type someKeys struct {
+	first []string // sorted, distinct
+	n     int
 }
 
-// rawRecords finds the records as recordsAt does, but keeps each one as
-// raw JSON so its members keep their order.
-func rawRecords(body []byte, path string) ([]json.RawMessage, bool) {
-	var cur json.RawMessage = body
-	if path != "" {
-		for _, part := range strings.Split(path, ".") {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(cur, &m) != nil {
-				return nil, false
-			}
-			var ok bool
-			if cur, ok = m[part]; !ok {
-				return nil, false
-			}
-		}
+func (s *someKeys) add(key string) {
+	s.n++
+	i, found := slices.BinarySearch(s.first, key)
+	if found || i >= maxNamed {
+		return
 	}
-	var arr []json.RawMessage
-	if json.Unmarshal(cur, &arr) == nil {
-		return arr, true
+	if len(s.first) == maxNamed {
+		s.first = s.first[:maxNamed-1]
 	}
-	var m map[string]json.RawMessage
-	if path != "" || json.Unmarshal(cur, &m) != nil {
-		return nil, false
+	s.first = slices.Insert(s.first, i, strings.Clone(key))
+}
+
+// String lists the keys: the first maxNamed, and how many more there are.
+func (s someKeys) String() string {
+	if s.n <= maxNamed {
+		return strings.Join(s.first, ", ")
 	}
-	found := false
-	for _, v := range m {
-		if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '[' {
-			if found {
-				return nil, false
-			}
-			found = json.Unmarshal(v, &arr) == nil
-		}
-	}
-	return arr, found
+	return fmt.Sprintf("%s and %d more", strings.Join(s.first, ", "), s.n-len(s.first))
 }
 
 var _ Source = RESTSource{}

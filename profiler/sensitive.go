@@ -201,6 +201,7 @@ func (p *piiAcc) domainIndex(d string) int16 {
 	if p.domains == nil {
 		p.domains = map[string]int16{}
 	}
+	d = strings.Clone(d) // ToLower may return d, which is in the batch's buffers
 	i := int16(len(p.domNames))
 	p.domains[d] = i
 	p.domNames = append(p.domNames, d)

@@ -59,7 +59,8 @@ const (
 type FileSource struct {
 	Path   string
 	Format string
-	// MaxFieldBytes truncates longer CSV fields (default 1 MiB).
+	// MaxFieldBytes truncates longer CSV fields and JSON values (default
+	// 1 MiB).
 	MaxFieldBytes int
 }
 
@@ -112,16 +113,16 @@ func (f FileSource) Open(ctx context.Context) (RecordReader, error) {
 		format = detectFormat(lower, magic)
 	}
 	base := baseReader{name: name, format: format, read: &cr.n, total: st.Size(), closer: fh}
+	mf := f.MaxFieldBytes
+	if mf <= 0 {
+		mf = DefaultMaxFieldBytes
+	}
 	switch format {
 	case "csv", "tsv":
 		src, sn, err := sniffCSV(r, format == "tsv")
 		if err != nil {
 			fh.Close()
 			return nil, fmt.Errorf("%w (%s)", err, filepath.Base(f.Path))
-		}
-		mf := f.MaxFieldBytes
-		if mf <= 0 {
-			mf = DefaultMaxFieldBytes
 		}
 		if sn.Delimiter == '\t' {
 			base.format = "tsv"
@@ -137,7 +138,7 @@ func (f FileSource) Open(ctx context.Context) (RecordReader, error) {
 		}
 		return &csvSource{baseReader: base, csvReader: newCSVReader(src, sn, mf)}, nil
 	case "json", "jsonl":
-		jr, err := newJSONReader(r, 0)
+		jr, err := newJSONReader(r, mf)
 		if err != nil {
 			fh.Close()
 			return nil, err
