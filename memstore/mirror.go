@@ -370,10 +370,6 @@ func (m *mirror) write(ctx context.Context, batch []pending) error {
 
 func (m *mirror) blob(h plumbing.Hash) ([]byte, error) { return m.store.git.blob(h) }
 
-// stale reports whether the mirror may lag behind HEAD (after a failure, or
-// before its first successful sync).
-func (m *mirror) stale() bool { return m.at().IsZero() }
-
 // current reports whether the index still records what the mirror
 // caches. Another process on the home may have changed it since: reset it
 // to rebuild (perhaps killed half way, leaving it part empty) or, for an

@@ -94,13 +94,6 @@ func (b *strBatch) catchUp(c *strCol) {
 	}
 }
 
-// appendTo appends p to column ci's value in the current row.
-func (b *strBatch) appendTo(ci int, p []byte) {
-	c := b.open(ci)
-	c.data = append(c.data, p...)
-	b.data += len(p)
-}
-
 // end ends column ci's value in the current row.
 func (b *strBatch) end(ci int) {
 	c := b.open(ci)

@@ -350,8 +350,8 @@ func (c *csvReader) appendField(b []byte) {
 		b = b[:max(c.maxField-c.fieldLen, 0)]
 	}
 	c.fieldLen += len(b)
-	// c.b.appendTo and c.b.end, written out: this is the parser's
-	// innermost path
+	// A field comes in pieces (quotes, buffer ends), so it is appended
+	// here and ended by endField.
 	col := c.b.open(c.col)
 	col.data = append(col.data, b...)
 	c.b.data += len(b)

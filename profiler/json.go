@@ -377,8 +377,8 @@ func (e *elementIter) next() ([]byte, bool) {
 	return e.b[i:end], true
 }
 
-// newSliceJSONReader reads records already decoded (the REST case); their
-// members come in name order, since a decoded object keeps no order.
+// newSliceJSONReader reads records already decoded (NewRecordsReader);
+// their members come in name order, since a decoded object keeps no order.
 func newSliceJSONReader(items []any) *jsonReader {
 	j := newJSONReaderOf("json", 0)
 	i := 0

@@ -98,7 +98,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if reason := invalidMessage(body); reason != "" {
-		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, reason)
+		writeRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, reason)
 		return
 	}
 	env := parseEnvelope(r.Header, body)
@@ -264,17 +264,12 @@ func writeBusyError(w http.ResponseWriter, body []byte, retryAfter, msg string) 
 	}
 	_ = json.Unmarshal(body, &req)
 	w.Header().Set("Retry-After", retryAfter)
-	writeRPCErrorWithID(w, http.StatusServiceUnavailable, req.ID, mcp.INTERNAL_ERROR, msg)
+	writeRPCError(w, http.StatusServiceUnavailable, req.ID, mcp.INTERNAL_ERROR, msg)
 }
 
-// writeRPCError answers with status and a JSON-RPC error without an id.
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	writeRPCErrorWithID(w, status, nil, code, msg)
-}
-
-// writeRPCErrorWithID answers with status and a JSON-RPC error carrying id
+// writeRPCError answers with status and a JSON-RPC error carrying id
 // (null when empty).
-func writeRPCErrorWithID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
