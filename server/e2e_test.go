@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -580,6 +582,62 @@ func TestServe_StdinClosedAfterRequests(t *testing.T) {
 	}
 	if got, err := exec.Command("git", "-C", filepath.Join(home, "memory"), "show", "main:notes/piped.md").Output(); err != nil || string(got) != "- piped\n" {
 		t.Errorf("the piped write in git: %q, %v", got, err)
+	}
+}
+
+// TestServe_StdioInvalidMessages pipes the messages MCP does not admit to
+// the stdio transport between valid requests: each gets its error with a
+// null id, in place of an answer to an id it should not trust, and the
+// valid requests around them are answered, the last line too although it
+// lacks its newline.
+func TestServe_StdioInvalidMessages(t *testing.T) {
+	lines := []string{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`}
+	for _, m := range invalidMessages {
+		lines = append(lines, m.body)
+	}
+	lines = append(lines, `{"jsonrpc":"2.0","id":"last","method":"ping"}`)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env(t.TempDir())
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n"))
+	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr)
+	}
+	codes := map[int]int{}
+	var answered []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var msg struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &msg); err != nil {
+			t.Fatalf("stdout holds %q: %v", l, err)
+		}
+		switch {
+		case string(msg.ID) == "null" && msg.Error != nil:
+			codes[msg.Error.Code]++
+		case msg.Error == nil:
+			answered = append(answered, string(msg.ID))
+		default:
+			t.Errorf("an error to id %s: %s", msg.ID, l)
+		}
+	}
+	want := map[int]int{}
+	for _, m := range invalidMessages {
+		want[m.code]++
+	}
+	if !maps.Equal(codes, want) {
+		t.Errorf("errors with a null id by code %v, want %v:\n%s", codes, want, out)
+	}
+	if slices.Sort(answered); !slices.Equal(answered, []string{`"last"`, `1`}) {
+		t.Errorf("answered ids %v, want \"last\" and 1:\n%s", answered, out)
 	}
 }
 

@@ -215,6 +215,8 @@ type lineWriter struct {
 	outcomes
 	w        io.Writer
 	answered func(id string) // told of each response, written or withheld
+
+	mu sync.Mutex // one line at a time on w
 }
 
 var _ responseGate = (*lineWriter)(nil)
@@ -227,10 +229,23 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	if !v.keep {
 		return len(p), nil
 	}
-	if _, err := l.w.Write(out); err != nil {
+	if err := l.writeLine(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// refuse answers a line that is no JSON-RPC message MCP admits: -32600,
+// with a null id (its id, if any, cannot be trusted).
+func (l *lineWriter) refuse(reason string) {
+	_ = l.writeLine(rpcError(nil, mcp.INVALID_REQUEST, reason))
+}
+
+func (l *lineWriter) writeLine(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.w.Write(b)
+	return err
 }
 
 // streamWriter is the response writer selmem hands mcp-go for a POST or GET

@@ -270,17 +270,27 @@ func writeBusyError(w http.ResponseWriter, body []byte, retryAfter, msg string) 
 // writeRPCError answers with status and a JSON-RPC error carrying id
 // (null when empty).
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(rpcError(id, code, msg))
+}
+
+// rpcError is a JSON-RPC error response, one line: to id, or null when
+// id is empty.
+func rpcError(id json.RawMessage, code int, msg string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	resp, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": msg},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(resp, '\n'))
+	type rpcErr struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	resp, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcErr          `json:"error"`
+	}{"2.0", id, rpcErr{code, msg}})
+	return append(resp, '\n')
 }
 
 // invalidMessage says why body, valid JSON, is no JSON-RPC message MCP

@@ -726,30 +726,34 @@ func TestHTTP_StreamsEndWithTheirSession(t *testing.T) {
 	}
 }
 
+// invalidMessages are JSON-RPC messages MCP does not admit, with the
+// error code each gets: -32600 (invalid request) for JSON, -32700 for
+// text that is not JSON.
+var invalidMessages = []struct {
+	name, body string
+	code       int
+}{
+	{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600},
+	{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600},
+	{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600},
+	{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600},
+	{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600},
+	{"number method", `{"jsonrpc":"2.0","id":1,"method":5}`, -32600},
+	{"no method, no result", `{"jsonrpc":"2.0","id":13}`, -32600},
+	{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, -32600},
+	{"empty batch", `[]`, -32600},
+	{"not an object", `"ping"`, -32600},
+	{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, -32600},
+	{"not JSON", `{"jsonrpc":"2.0",`, -32700},
+}
+
 // TestHTTP_InvalidMessages: JSON that is no JSON-RPC message MCP admits
 // gets 400 and -32600 (invalid request), and text that is not JSON
 // -32700, before any session is looked at.
 func TestHTTP_InvalidMessages(t *testing.T) {
 	_, _, url := listenHTTP(t, func(*server.HTTPConfig) {}, nil)
 	id := openSession(t, url)
-	tests := []struct {
-		name, body string
-		code       int
-	}{
-		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600},
-		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600},
-		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600},
-		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600},
-		{"number method", `{"jsonrpc":"2.0","id":1,"method":5}`, -32600},
-		{"no method, no result", `{"jsonrpc":"2.0","id":13}`, -32600},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, -32600},
-		{"empty batch", `[]`, -32600},
-		{"not an object", `"ping"`, -32600},
-		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, -32600},
-		{"not JSON", `{"jsonrpc":"2.0",`, -32700},
-	}
-	for _, tt := range tests {
+	for _, tt := range invalidMessages {
 		t.Run(tt.name, func(t *testing.T) {
 			r := postJSON(t, url, tt.body, "Mcp-Session-Id", id)
 			if !strings.Contains(r.body, fmt.Sprintf(`"code":%d`, tt.code)) {

@@ -12,46 +12,68 @@ import (
 // input, waits for the answers to the requests it read before it ends.
 const stdioDrainTimeout = 10 * time.Second
 
-// drainingReader is the stdio transport's input. At its end it holds back
-// io.EOF until every request it passed on has been answered (or its answer
-// withheld), for at most timeout: mcp-go cancels every request still
-// running when the input ends, and a cancelled request's answer is
-// withheld, so a client that writes its requests and closes its end of
-// the pipe would otherwise get no answers at all. mcp-go reads on a
-// goroutine of its own and stops waiting for it when its context ends, so
-// holding back EOF does not hold up a shutdown.
+// drainingReader is the stdio transport's input, passed on to mcp-go a
+// whole line at a time.
+//
+// It answers itself the lines that are JSON but no JSON-RPC message MCP
+// admits (invalidMessage): -32600 through refuse, and the line is not
+// passed on (mcp-go would answer some as parse errors and others, such as
+// an id of true, as if they were valid).
+//
+// At the end of the input it holds back io.EOF until every request it
+// passed on has been answered (or its answer withheld), for at most
+// timeout: mcp-go cancels every request still running when the input
+// ends, and a cancelled request's answer is withheld, so a client that
+// writes its requests and closes its end of the pipe would otherwise get
+// no answers at all. mcp-go reads on a goroutine of its own and stops
+// waiting for it when its context ends, so holding back EOF does not hold
+// up a shutdown.
 type drainingReader struct {
 	r       io.Reader
 	pending *pendingRequests
+	refuse  func(reason string) // answers a line invalidMessage refuses; nil drops it
 	timeout time.Duration
 	line    []byte // the part of the current line read so far
-	eof     bool   // the input has ended; the next Read waits, then says so
-	drained bool   // the wait is over
+	out     []byte // checked lines not yet passed on, from off
+	off     int
+	err     error // the input's error, once out is passed on
+	drained bool  // the wait at the end of the input is over
 }
 
 func (d *drainingReader) Read(p []byte) (int, error) {
-	if !d.eof {
+	for d.off == len(d.out) {
+		d.out, d.off = d.out[:0], 0
+		if d.err != nil {
+			return 0, d.end()
+		}
 		n, err := d.r.Read(p)
 		d.scan(p[:n])
-		if err != io.EOF {
-			return n, err
-		}
-		d.eof = true
-		if n > 0 {
-			// The requests in p are not read yet: EOF waits for the
-			// next Read.
-			return n, nil
+		if err != nil {
+			if err == io.EOF && len(d.line) > 0 {
+				// A last line without its newline is a line all the same.
+				d.check(append(d.line, '\n'))
+				d.line = d.line[:0]
+			}
+			d.err = err
 		}
 	}
-	if !d.drained {
+	n := copy(p, d.out[d.off:])
+	d.off += n
+	return n, nil
+}
+
+// end returns the input's error; at EOF, once the requests passed on are
+// answered.
+func (d *drainingReader) end() error {
+	if d.err == io.EOF && !d.drained {
 		d.pending.wait(d.timeout)
 		d.drained = true
 	}
-	return 0, io.EOF
+	return d.err
 }
 
-// scan records the requests among the complete lines of b. A last line
-// without its newline is not read by mcp-go either.
+// scan checks the complete lines of b, recording the requests among them
+// and answering the invalid ones; the lines to pass on go to out.
 func (d *drainingReader) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
@@ -59,17 +81,30 @@ func (d *drainingReader) scan(b []byte) {
 			d.line = append(d.line, b...)
 			return
 		}
-		line := b[:i]
+		line := b[:i+1]
 		if len(d.line) > 0 {
 			d.line = append(d.line, line...)
 			line = d.line
 		}
-		if id, ok := requestID(line); ok {
-			d.pending.add(id)
-		}
+		d.check(line)
 		d.line = d.line[:0]
 		b = b[i+1:]
 	}
+}
+
+// check passes line on, recording it when it is a request, or answers it
+// when it is invalid.
+func (d *drainingReader) check(line []byte) {
+	if reason := invalidMessage(line); reason != "" {
+		if d.refuse != nil {
+			d.refuse(reason)
+		}
+		return
+	}
+	if id, ok := requestID(line); ok {
+		d.pending.add(id)
+	}
+	d.out = append(d.out, line...)
 }
 
 // requestID returns the id of the JSON-RPC request line holds (idKey),

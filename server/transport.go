@@ -33,7 +33,7 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 	logger.Info("serving MCP", logKeyTransport, TransportStdio)
 	pending := newPendingRequests()
 	out := &lineWriter{w: stdout, answered: pending.done}
-	in := &drainingReader{r: stdin, pending: pending, timeout: stdioDrainTimeout}
+	in := &drainingReader{r: stdin, pending: pending, refuse: out.refuse, timeout: stdioDrainTimeout}
 	err := s.Listen(withGate(ctx, out), in, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
