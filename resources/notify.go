@@ -47,6 +47,16 @@ func (r *Registry) hookSubscriptions() {
 			r.unsubscribe(s.SessionID(), req.Params.URI)
 		}
 	})
+	// A transport that delivers notifications itself gets the
+	// resources/list_changed notifications to deliver from its first
+	// request on (see Broadcaster).
+	hooks.AddBeforeAny(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
+		if b, ok := notifierFrom(ctx).(Broadcaster); ok {
+			r.subsMu.Lock()
+			r.broadcasters[b] = true
+			r.subsMu.Unlock()
+		}
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		r.dropSession(s.SessionID())
 	})
@@ -194,6 +204,15 @@ func (r *Registry) listeners(uri string) []listen {
 // subscriptions made in such a request are sent through it.
 type Notifier interface {
 	Notify(sessionID string, n mcp.JSONRPCNotification) error
+}
+
+// A Broadcaster is a Notifier that also delivers the notifications meant
+// for every session of its transport: resources/list_changed, which
+// mcp-go's own delivery loses on that transport. The transport must not
+// deliver mcp-go's copies, so that each arrives once.
+type Broadcaster interface {
+	Notifier
+	NotifyAll(n mcp.JSONRPCNotification)
 }
 
 type notifierKey struct{}
@@ -411,14 +430,33 @@ func (r *Registry) Changed(paths []string) {
 			r.listed[ws] = now
 		}
 	}
-	// mcp-go sends resources/list_changed for each call that changes the list.
+	// mcp-go sends resources/list_changed for each call that changes the
+	// list; the Broadcasters send one for all of them.
 	if len(removed) > 0 {
 		r.srv.DeleteResources(removed...)
 	}
 	if len(added) > 0 {
 		r.srv.AddResources(added...)
 	}
+	if len(removed) > 0 || len(added) > 0 {
+		r.broadcastListChanged()
+	}
 	r.notify(slices.Sorted(maps.Keys(updated)))
+}
+
+// broadcastListChanged sends notifications/resources/list_changed through
+// every Broadcaster.
+func (r *Registry) broadcastListChanged() {
+	r.subsMu.Lock()
+	bs := slices.Collect(maps.Keys(r.broadcasters))
+	r.subsMu.Unlock()
+	n := mcp.JSONRPCNotification{
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: mcp.MethodNotificationResourcesListChanged},
+	}
+	for _, b := range bs {
+		b.NotifyAll(n)
+	}
 }
 
 // notify sends notifications/resources/updated for each URI to the sessions

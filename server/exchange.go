@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -353,6 +355,9 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	case s.sse:
 		if data, ok := eventData(p); ok {
+			if !s.modern && relayed(data) {
+				return len(p), nil
+			}
 			out, v := s.apply(data)
 			if v.response {
 				s.done = true
@@ -468,9 +473,10 @@ func statusForCode(code int) int {
 }
 
 // relay delivers the notifications selmem sends to streamable HTTP
-// sessions (resources/updated, log messages) on a stream the session's
-// client listens on: its standalone GET stream when one is open, otherwise
-// a POST stream of one of its requests still in flight.
+// sessions (resources/updated, resources/list_changed, log messages) on a
+// stream the session's client listens on: its standalone GET stream when
+// one is open, otherwise a POST stream of one of its requests still in
+// flight.
 //
 // Why selmem does not use MCPServer.SendNotificationToSpecificClient over
 // HTTP: in mcp-go v1.2.1 (server/streamable_http.go, handlePost) every POST
@@ -486,10 +492,12 @@ func statusForCode(code int) int {
 // forwarder loses that race: with two subscriptions, typically the first;
 // with one and no GET stream, often the only one. With a GET stream open,
 // an update may also be taken by the forwarder of a concurrent POST and
-// dropped the same way. (The same race can drop mcp-go's own progress and
-// list_changed notifications; upstream tracks flaky notification delivery
-// in its conformance baseline.) relay writes through streamWriter instead
-// and never touches that channel.
+// dropped the same way. (The same race can drop mcp-go's own progress
+// notifications; upstream tracks flaky notification delivery in its
+// conformance baseline.) relay writes through streamWriter instead and
+// never touches that channel. mcp-go still puts its own list_changed on
+// that channel; the streams of sessions drop it (relayed), since the
+// relay sends each (NotifyAll).
 type relay struct {
 	log *slog.Logger
 
@@ -506,7 +514,7 @@ func newRelay(log *slog.Logger) *relay {
 	return &relay{log: log, streams: map[string][]relayStream{}}
 }
 
-var _ resources.Notifier = (*relay)(nil)
+var _ resources.Broadcaster = (*relay)(nil)
 
 // add records an open stream of session; remove must follow.
 func (rl *relay) add(session string, w *streamWriter, get bool) {
@@ -554,4 +562,26 @@ func (rl *relay) Notify(session string, n mcp.JSONRPCNotification) error {
 	}
 	rl.log.Debug("no open stream for a notification", logKeySession, session, logKeyMethod, n.Method)
 	return nil
+}
+
+// NotifyAll sends n to every session with an open stream, as Notify does;
+// the others have nowhere to receive it.
+func (rl *relay) NotifyAll(n mcp.JSONRPCNotification) {
+	rl.mu.Lock()
+	sessions := slices.Collect(maps.Keys(rl.streams))
+	rl.mu.Unlock()
+	for _, s := range sessions {
+		_ = rl.Notify(s, n)
+	}
+}
+
+// relayed reports whether data, an event mcp-go writes on a stream of a
+// session, is a notification the relay delivers instead (NotifyAll), so
+// that it arrives once: resources/list_changed.
+func relayed(data []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.ID == nil && m.Method == string(mcp.MethodNotificationResourcesListChanged)
 }

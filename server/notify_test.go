@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,100 @@ func TestServe_NotificationsHTTP(t *testing.T) {
 	if len(updates(got)) != 0 || !strings.Contains(response(t, got, 4).String(), `"isError":true`) {
 		t.Errorf("refused write: want an error and no notification: %v", got)
 	}
+}
+
+// TestServe_ListChangedOncePerChange: each write that adds a workspace to
+// resources/list delivers exactly one resources/list_changed to a session
+// with somewhere to receive it — over stdio; over HTTP on the tool call's
+// own stream when no GET stream is open (where mcp-go's delivery loses
+// most); with a GET stream open, on it or on the POST stream; and on the
+// GET stream of another session.
+func TestServe_ListChangedOncePerChange(t *testing.T) {
+	create := func(t *testing.T, w wire, id int) []msg {
+		t.Helper()
+		path := fmt.Sprintf("/memories/workspaces/ws%d/task.md", id)
+		got := w.call(t, id, "tools/call", tool("memory_create", map[string]any{"path": path, "file_text": "- a\n"}))
+		if strings.Contains(response(t, got, id).String(), `"isError":true`) {
+			t.Fatalf("create %s: %v", path, got)
+		}
+		return got
+	}
+	// settle counts, after a write, its list_changed on the POST stream
+	// (got) and on stream, once a ping's answer shows nothing more is
+	// queued.
+	settle := func(t *testing.T, w wire, id int, got []msg, stream <-chan msg) int {
+		t.Helper()
+		n := listChanged(got)
+		deadline := time.After(10 * time.Second)
+		for stream != nil && n == 0 {
+			select {
+			case m := <-stream:
+				n += listChanged([]msg{m})
+			case <-deadline:
+				return n
+			}
+		}
+		n += listChanged(w.call(t, 100+id, "ping", nil))
+		for stream != nil {
+			select {
+			case m := <-stream:
+				n += listChanged([]msg{m})
+			case <-time.After(200 * time.Millisecond):
+				return n
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		name string
+		// setup starts a server and returns a function that makes the
+		// write id and counts the list_changed the watched session got.
+		setup func(t *testing.T) func(t *testing.T, id int) int
+	}{
+		{"stdio", func(t *testing.T) func(*testing.T, int) int {
+			w := newStdioWire(t, t.TempDir())
+			return func(t *testing.T, id int) int { return settle(t, w, id, create(t, w, id), nil) }
+		}},
+		{"http without GET stream", func(t *testing.T) func(*testing.T, int) int {
+			w := newHTTPWire(t, startHTTP(t, t.TempDir()).url)
+			return func(t *testing.T, id int) int { return settle(t, w, id, create(t, w, id), nil) }
+		}},
+		{"http with GET stream", func(t *testing.T) func(*testing.T, int) int {
+			w := newHTTPWire(t, startHTTP(t, t.TempDir()).url)
+			stream := w.listen(t)
+			return func(t *testing.T, id int) int { return settle(t, w, id, create(t, w, id), stream) }
+		}},
+		{"http write by another session", func(t *testing.T) func(*testing.T, int) int {
+			h := startHTTP(t, t.TempDir())
+			writer, reader := newHTTPWire(t, h.url), newHTTPWire(t, h.url)
+			stream := reader.listen(t)
+			return func(t *testing.T, id int) int {
+				if n := listChanged(create(t, writer, id)); n != 1 {
+					t.Errorf("write %d: %d list_changed on the writer's stream, want 1", id, n)
+				}
+				return settle(t, reader, id, nil, stream)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			write := tt.setup(t)
+			for id := 10; id < 20; id++ {
+				if n := write(t, id); n != 1 {
+					t.Errorf("write %d: %d resources/list_changed, want 1", id, n)
+				}
+			}
+		})
+	}
+}
+
+// listChanged counts the resources/list_changed notifications in msgs.
+func listChanged(msgs []msg) int {
+	n := 0
+	for _, m := range msgs {
+		if m["method"] == "notifications/resources/list_changed" {
+			n++
+		}
+	}
+	return n
 }
