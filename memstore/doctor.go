@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -23,6 +24,11 @@ type RepoHealth struct {
 	// Pending is set when an interrupted write left its journal behind;
 	// the next Open (any selmem command) repairs the working files.
 	Pending bool
+	// Unrepaired names (as /memories/... paths) the files of a pending
+	// repair whose working copies still differ from HEAD: the repair has
+	// yet to succeed (on a full disk, say). Until it does, reads come from
+	// HEAD and writes are refused. Empty for a write still settling.
+	Unrepaired []string
 	// Problems says, one sentence each, what is wrong. Empty when the
 	// repository is sound.
 	Problems []string
@@ -47,9 +53,8 @@ func CheckRepository(ctx context.Context, home string) (RepoHealth, error) {
 	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err != nil || string(data) != "ref: "+branch.String()+"\n" {
 		h.Problems = append(h.Problems, ".git/HEAD does not name "+branch.String()+" (the next selmem command rewrites it).")
 	}
-	if _, err := os.Stat(filepath.Join(gitDir, journalName)); err == nil {
-		h.Pending = true
-	}
+	j, pending := readJournalFile(filepath.Join(gitDir, journalName))
+	h.Pending = pending
 	repo, closeRepo, err := openRepo(dir)
 	if err != nil {
 		h.Problems = append(h.Problems, fmt.Sprintf("the repository cannot be opened: %v.", err))
@@ -71,6 +76,9 @@ func CheckRepository(ctx context.Context, home string) (RepoHealth, error) {
 	}
 	if err := checkTree(ctx, &g, top.TreeHash, &h); err != nil {
 		return h, err
+	}
+	if pending {
+		checkPending(dir, top, j, &h)
 	}
 	// Every commit of the history, for memory_history and memory_revert.
 	seen := map[plumbing.Hash]bool{head: true}
@@ -127,6 +135,58 @@ func checkTree(ctx context.Context, g *gitRepo, t plumbing.Hash, h *RepoHealth) 
 		}
 	}
 	return nil
+}
+
+// checkPending records in h.Unrepaired the paths the write journal j
+// names whose working files differ from top, HEAD's commit. A journal
+// whose files match already is a write settling (a running server removes
+// it a moment later).
+func checkPending(dir string, top *object.Commit, j journal, h *RepoHealth) {
+	tree, err := top.Tree()
+	if err != nil {
+		return // checkTree reported it
+	}
+	for _, rel := range j.paths {
+		if same, err := workingMatches(dir, tree, rel); err != nil || !same {
+			h.Unrepaired = append(h.Unrepaired, virtual(rel))
+		}
+	}
+}
+
+// workingMatches reports whether the working files under dir at or below
+// rel are those of tree.
+func workingMatches(dir string, tree *object.Tree, rel string) (bool, error) {
+	want, err := filesAt(tree, rel)
+	if err != nil {
+		return false, err
+	}
+	got := map[string]plumbing.Hash{}
+	err = filepath.WalkDir(filepath.Join(dir, filepath.FromSlash(rel)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		r, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		var h plumbing.Hash // not a regular file: like no file of tree
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h = plumbing.ComputeHash(plumbing.BlobObject, data)
+		}
+		got[filepath.ToSlash(r)] = h
+		return nil
+	})
+	return maps.Equal(want, got), err
 }
 
 // readBlob reads a blob to its end, which decompresses and so checks it.

@@ -22,7 +22,8 @@ var (
 	// also wraps the *access.DeniedError, which says the role needed.
 	ErrDenied = errors.New("access denied")
 	// ErrUnavailable reports a service the operation needs that cannot be
-	// reached right now (the memory's git remote); nothing was changed.
+	// reached right now (the memory's git remote), or a disk the memory
+	// cannot write to (full); nothing was changed.
 	ErrUnavailable = errors.New("unavailable")
 )
 

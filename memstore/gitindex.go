@@ -70,7 +70,8 @@ func (s *Store) unstagedPath() string { return filepath.Join(s.dir, ".git", unst
 // process or by one that died before it flushed. Entries whose file is
 // unchanged keep their recorded file times; the others take the working
 // file's. The new index replaces the old by rename, so git never reads a
-// half-written one. It runs under the repository lock.
+// half-written one; a failure to write it is a *localWriteError. It runs
+// under the repository lock.
 func (s *Store) restage() error {
 	if _, err := os.Stat(s.unstagedPath()); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -102,10 +103,14 @@ func (s *Store) restage() error {
 		idx.Entries = append(idx.Entries, e)
 	}
 	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
-	if err := s.writeGitIndex(idx); err != nil {
-		return err
+	err = s.writeGitIndex(idx)
+	if err == nil {
+		err = os.Remove(s.unstagedPath())
 	}
-	return os.Remove(s.unstagedPath())
+	if err != nil {
+		return &localWriteError{err} // the marker stays: the next flush or Open tries again
+	}
+	return nil
 }
 
 // writeGitIndex writes idx to .git/index through a temporary file.

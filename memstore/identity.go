@@ -41,7 +41,8 @@ const idCacheName = "selmem-memory-id"
 // memoryID returns the identity of the repository g: the Memory-Id
 // trailer of the root commit reached from the branch by first parents, or
 // the root commit's hash when it has no such trailer. It is read from
-// .git/selmem-memory-id when present; remember writes the file otherwise.
+// .git/selmem-memory-id when present; remember writes the file otherwise,
+// and a failure to write it (a *localWriteError) comes with the identity.
 func memoryID(g *gitRepo, remember bool) (string, error) {
 	p := filepath.Join(g.gitDir, idCacheName)
 	if b, err := os.ReadFile(p); err == nil {
@@ -50,10 +51,13 @@ func memoryID(g *gitRepo, remember bool) (string, error) {
 		}
 	}
 	id, err := rootID(g)
-	if err == nil && remember {
-		err = fsutil.WriteAtomic(p, []byte(id+"\n"), g.sync)
+	if err != nil || !remember {
+		return id, err
 	}
-	return id, err
+	if err := fsutil.WriteAtomic(p, []byte(id+"\n"), g.sync); err != nil {
+		return id, &localWriteError{fmt.Errorf("cache the memory's identity: %w", err)}
+	}
+	return id, nil
 }
 
 // rootID finds the identity in the history of g's branch.
@@ -79,7 +83,10 @@ func rootID(g *gitRepo) (string, error) {
 // that keep memories apart (MemoryBinder), before any of them is used.
 func (s *Store) bindMemory() error {
 	id, err := memoryID(&s.git, true)
-	if err != nil {
+	if isLocalWrite(err) {
+		// Only the cache is missing: the next Open looks the identity up again.
+		s.log.Warn("the memory's identity could not be cached", logKeyErr, err)
+	} else if err != nil {
 		return err
 	}
 	s.id = id

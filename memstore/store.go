@@ -102,6 +102,10 @@ type Options struct {
 	// replicas of this memory the authority: Open clones or catches up
 	// with it, and a write is acknowledged only once pushed there.
 	Remote *Remote
+
+	// failWorking, set by tests, is asked before each working file is
+	// written: an error fails the write as a full disk would.
+	failWorking func(path string) error
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
@@ -167,7 +171,9 @@ type Store struct {
 // or the newest whole commit, and Open fails, changing nothing, when no
 // commit can be trusted. Open repairs working files left behind by an
 // interrupted write and, when an index is configured, reconciles the index
-// with HEAD.
+// with HEAD. When that repair cannot write the files (a full disk), Open
+// still succeeds: reads come from HEAD, and the next read or write retries
+// the repair (a write fails, writing nothing, until it succeeds).
 func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	s := &Store{dir: filepath.Join(home, "memory"), wsBytes: map[string]int64{}}
 	if opts != nil {
@@ -235,39 +241,8 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 			s.mirrors = append(s.mirrors, &mirror{store: s, idx: idx, emb: s.opts.Embedder, log: s.log})
 		}
 	}
-	err = s.locked(ctx, func() error {
-		if err := s.checkBranch(); err != nil {
-			return err
-		}
-		if err := s.repairWorking(); err != nil {
-			return err
-		}
-		s.git.dropTempObjects() // of a writer killed half way
-		if err := s.restage(); err != nil {
-			return err
-		}
-		if s.remote != nil {
-			// The indexes catch up below, once they know the memory
-			// they serve.
-			mirrors := s.mirrors
-			s.mirrors = nil
-			err := s.openRemote(ctx)
-			s.mirrors = mirrors
-			if err != nil {
-				return err
-			}
-		}
-		if err := s.bindMemory(); err != nil {
-			return err
-		}
-		for i, m := range s.mirrors {
-			if err := m.sync(ctx, s.opts.Progress); err != nil {
-				// The index is derived; the memory stays usable and the
-				// next write, search or Reindex retries.
-				s.log.Warn("index reconcile failed", logKeyIndex, i, logKeyErr, err)
-			}
-		}
-		return nil
+	err = s.withLock(ctx, func() error {
+		return s.retryMoved(ctx, func() error { return s.openLocked(ctx) })
 	})
 	if err != nil {
 		_ = s.lock.close()
@@ -275,6 +250,69 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openLocked is Open's work under the store's lock. The branch comes
+// first: a damaged one is recovered (from the write journal among others)
+// or fails Open before anything reads HEAD. The steps after it only bring
+// files HEAD determines up to date (working files, .git/index, caches,
+// the indexes): one that fails to write them (localWriteError) leaves the
+// store open, reading HEAD, for a later call to finish the work.
+func (s *Store) openLocked(ctx context.Context) error {
+	if err := s.checkBranch(); err != nil {
+		return err
+	}
+	if err := s.repairWorking(); err != nil {
+		if !isLocalWrite(err) {
+			return fmt.Errorf("repair after an interrupted write: %w", err)
+		}
+		s.workingStale.Store(true)
+		s.log.Warn("the working files could not be repaired after an interrupted write: reads come from HEAD until the repair succeeds, writes fail until then, and each read or write retries it",
+			logKeyErr, err)
+	} else {
+		s.workingStale.Store(false)
+	}
+	s.git.dropTempObjects() // of a writer killed half way
+	if err := s.restage(); err != nil {
+		if !isLocalWrite(err) {
+			return err
+		}
+		s.unstaged = true // Flush, and Close, try again
+		s.log.Warn("update .git/index", logKeyErr, err)
+	}
+	if s.remote != nil {
+		if err := s.catchUpRemote(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.bindMemory(); err != nil {
+		return err
+	}
+	for i, m := range s.mirrors {
+		if err := m.sync(ctx, s.opts.Progress); err != nil {
+			// The index is derived; the memory stays usable and the
+			// next write, search or Reindex retries.
+			s.log.Warn("index reconcile failed", logKeyIndex, i, logKeyErr, err)
+		}
+	}
+	return nil
+}
+
+// catchUpRemote is Open's catch-up with the remote. While the working
+// files await their repair it waits too: catching up rewrites the write
+// journal, which must keep naming the files to repair. The next write or
+// Sync, which repairs them first, catches up.
+func (s *Store) catchUpRemote(ctx context.Context) error {
+	if s.workingStale.Load() {
+		s.log.Warn("catching up with the memory's remote waits for the working files' repair; serving the local copy")
+		return nil
+	}
+	// The indexes catch up in Open, once they know the memory they
+	// serve.
+	mirrors := s.mirrors
+	s.mirrors = nil
+	defer func() { s.mirrors = mirrors }()
+	return s.openRemote(ctx)
 }
 
 // initSubject is the subject of a new repository's first commit.
@@ -470,6 +508,20 @@ const maxRemoteMoves = 100
 // (errHeadMoved: a commit made outside selmem's lock) is prepared again on
 // the new HEAD.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
+	return s.withLock(ctx, func() error {
+		if err := s.repairWorking(); err != nil {
+			s.workingStale.Store(true)
+			return repairFailed(err)
+		}
+		s.workingStale.Store(false)
+		return s.retryMoved(ctx, fn)
+	})
+}
+
+// withLock runs fn holding the store's write lock, within the process (mu)
+// and across processes (the repository lock), once the last write's
+// working files are settled.
+func (s *Store) withLock(ctx context.Context, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -480,11 +532,23 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 	}
 	defer s.lock.release()
 	s.settle()
-	if err := s.repairWorking(); err != nil {
-		s.workingStale.Store(true)
+	return fn()
+}
+
+// repairFailed is the error of a call refused because the working files
+// could not be repaired first.
+func repairFailed(err error) error {
+	if !isLocalWrite(err) {
 		return fmt.Errorf("repair after an interrupted write: %w", err)
 	}
-	s.workingStale.Store(false)
+	return &Error{Kind: ErrUnavailable,
+		Msg:  "Error: the memory's working files could not be brought in line with its last write (" + withoutPath(err).Error() + "), so nothing was written.",
+		Hint: "Free space on the disk holding the memory (or fix what the error names), then retry; reads and searches still work.", Err: err}
+}
+
+// retryMoved runs fn, the work of a caller holding the store's lock, again
+// while it finds the branch moved under it (errHeadMoved).
+func (s *Store) retryMoved(ctx context.Context, fn func() error) error {
 	tries := maxHeadMoves
 	if s.remote != nil {
 		tries = maxRemoteMoves
@@ -705,11 +769,15 @@ func (s *Store) belowFile(rel string) error {
 		Hint: "A file cannot hold other files; choose a path in a directory."}
 }
 
-// withoutPath strips the host path from a file system error.
+// withoutPath strips the host paths from a file system error.
 func withoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
 	}
 	return err
 }
@@ -997,8 +1065,11 @@ func (s *Store) writeJournal(commit plumbing.Hash, changes []change) error {
 
 // readJournal reads a leftover journal; ok is false when there is none.
 // Journals written before the commit line existed list only paths.
-func (s *Store) readJournal() (j journal, ok bool) {
-	data, err := os.ReadFile(s.journalPath())
+func (s *Store) readJournal() (j journal, ok bool) { return readJournalFile(s.journalPath()) }
+
+// readJournalFile is readJournal of the journal at p.
+func readJournalFile(p string) (j journal, ok bool) {
+	data, err := os.ReadFile(p)
 	if err != nil {
 		return journal{}, false
 	}
@@ -1015,7 +1086,10 @@ func (s *Store) readJournal() (j journal, ok bool) {
 }
 
 // repairWorking makes the working files named in a leftover journal match
-// HEAD again. It runs under the repository lock.
+// HEAD again. It reads what HEAD holds before it changes any file, so that
+// only the files' writing can fail half way: that fails with a
+// *localWriteError and keeps the journal, which the next repair replays.
+// It runs under the repository lock.
 func (s *Store) repairWorking() error {
 	j, ok := s.readJournal()
 	if !ok {
@@ -1027,26 +1101,26 @@ func (s *Store) repairWorking() error {
 	}
 	var changes []change
 	for _, rel := range j.paths {
+		files, err := filesAt(tree, rel)
+		if err != nil {
+			return err
+		}
+		for p, h := range files {
+			content, err := s.git.blob(h)
+			if err != nil {
+				return fmt.Errorf("read %s at HEAD: %w", p, err)
+			}
+			changes = append(changes, change{Path: p, Content: content})
+		}
+	}
+	for _, rel := range j.paths {
 		// The dying writer may have left a temporary file beside its target.
 		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(s.abs(rel)), fsutil.TmpPattern))
 		for _, tmp := range tmps {
 			_ = os.Remove(tmp)
 		}
-		files, err := subtreeFiles(tree, path.Dir(rel))
-		if err != nil {
-			files = nil // the directory is gone at HEAD
-		}
 		if err := os.RemoveAll(s.abs(rel)); err != nil {
-			return err
-		}
-		for p := range files {
-			if p == rel || strings.HasPrefix(p, rel+"/") {
-				content, _, err := readFile(tree, p)
-				if err != nil {
-					return err
-				}
-				changes = append(changes, change{Path: p, Content: content})
-			}
+			return &localWriteError{err}
 		}
 		s.pruneEmpty(path.Dir(rel))
 	}
@@ -1054,12 +1128,47 @@ func (s *Store) repairWorking() error {
 	if err == nil && s.git.sync {
 		err = syncAll(written)
 	}
+	if err == nil {
+		err = os.Remove(s.journalPath())
+	}
 	if err != nil {
-		return err
+		return &localWriteError{err}
 	}
 	s.stageLater()
 	s.log.Info("repaired working files after an interrupted write", "files", len(changes))
-	return os.Remove(s.journalPath())
+	return nil
+}
+
+// filesAt returns the files of tree at or below rel: rel itself when it is
+// a file, the files under it when it is a directory, none when it is absent
+// (a path through a file is absent, as go-git's Tree.Tree has it).
+func filesAt(tree *object.Tree, rel string) (map[string]plumbing.Hash, error) {
+	e, err := tree.FindEntry(rel)
+	switch {
+	case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) ||
+		errors.Is(err, plumbing.ErrObjectNotFound):
+		return map[string]plumbing.Hash{}, nil
+	case err != nil:
+		return nil, err
+	case e.Mode.IsFile():
+		return map[string]plumbing.Hash{rel: e.Hash}, nil
+	}
+	return filesBelow(tree, rel)
+}
+
+// localWriteError is a failure to write a file of the memory's home that
+// HEAD alone determines (a working file, .git/index, a cache), on a full
+// disk say. HEAD still holds every acknowledged write, so reads go on from
+// it while the file is written again later.
+type localWriteError struct{ err error }
+
+func (e *localWriteError) Error() string { return e.err.Error() }
+func (e *localWriteError) Unwrap() error { return e.err }
+
+// isLocalWrite reports whether err is a *localWriteError.
+func isLocalWrite(err error) bool {
+	var lw *localWriteError
+	return errors.As(err, &lw)
 }
 
 // unsettledWrite is a write whose working files are written but not yet
@@ -1174,13 +1283,23 @@ func (s *Store) applyWorking(changes []change) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
-		if err := fsutil.WriteAtomic(p, c.Content, false); err != nil {
+		if err := s.writeWorking(p, c.Content); err != nil {
 			return nil, err
 		}
 		written = append(written, p, filepath.Dir(p))
 	}
 	slices.Sort(written)
 	return slices.Compact(written), nil
+}
+
+// writeWorking replaces the working file p by one holding data.
+func (s *Store) writeWorking(p string, data []byte) error {
+	if s.opts.failWorking != nil {
+		if err := s.opts.failWorking(p); err != nil {
+			return &fs.PathError{Op: "write", Path: p, Err: err}
+		}
+	}
+	return fsutil.WriteAtomic(p, data, false)
 }
 
 // existingDir is dir or, when pruning removed it, its nearest ancestor

@@ -96,7 +96,13 @@ func (a *app) doctor(ctx context.Context) []finding {
 		out = append(out, finding{check: "repository", status: "ok",
 			detail: fmt.Sprintf("HEAD %s, %d commits and %d objects read", repo.Head[:12], repo.Commits, repo.Objects)})
 	}
-	if repo.Pending {
+	switch {
+	case len(repo.Unrepaired) > 0:
+		out = append(out, finding{check: "repository", status: "FAIL",
+			detail: fmt.Sprintf("the working files of %s differ from HEAD: their repair after an interrupted write has not succeeded (a full disk?); reads come from HEAD and writes are refused until it does",
+				strings.Join(repo.Unrepaired, ", ")),
+			fix: "free space on the disk holding SELMEM_HOME, then run any selmem command (e.g. selmem view /memories)"})
+	case repo.Pending:
 		out = append(out, finding{check: "repository", status: "warn", detail: "an interrupted write left its journal (.git/selmem-pending)",
 			fix: "run any selmem command (e.g. selmem view /memories): opening the memory repairs the working files"})
 	}

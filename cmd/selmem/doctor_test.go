@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,5 +222,31 @@ func TestCLI_DoctorPostgres(t *testing.T) {
 	}
 	if l := doctorLine(t, stdout, "index (embedded)"); !strings.HasPrefix(l, "ok ") {
 		t.Errorf("the local fallback index: %q, want ok", l)
+	}
+}
+
+// TestCLI_DoctorPendingRepair leaves a write journal whose working file is
+// missing, as a repair that failed on a full disk does: doctor names the
+// file and says to free space, not to restore a backup.
+func TestCLI_DoctorPendingRepair(t *testing.T) {
+	home := doctorHome(t)
+	dir := filepath.Join(home, "memory")
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "workspaces", "demo", "task.md")); err != nil {
+		t.Fatal(err)
+	}
+	journal := "commit " + strings.TrimSpace(string(head)) + "\nworkspaces/demo/task.md\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "selmem-pending"), []byte(journal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := cli(t, home, "", "doctor")
+	failed := slices.ContainsFunc(strings.Split(stdout, "\n"), func(l string) bool {
+		return strings.HasPrefix(l, "FAIL  repository ") && strings.Contains(l, "/memories/workspaces/demo/task.md")
+	})
+	if code != exitFailed || !failed || !strings.Contains(stdout, "free space") || strings.Contains(stdout, "backup") {
+		t.Fatalf("doctor: exit %d\n%s", code, stdout)
 	}
 }
