@@ -543,29 +543,37 @@ func TestServe_StdoutIsJSONRPC(t *testing.T) {
 	}
 }
 
-// TestServe_StdinClosedAfterRequests writes requests and closes stdin at
-// once, as a shell pipe does: each request is answered, the write included,
-// before the server exits 0.
-func TestServe_StdinClosedAfterRequests(t *testing.T) {
-	home := t.TempDir()
+// servePiped runs selmem serve on home with input as its whole stdin, as a
+// shell pipe does, and returns its stdout once it exited 0.
+func servePiped(t *testing.T, home, input string) []byte {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = env(home)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	cmd.Stdin = strings.NewReader(strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/notes/piped.md","file_text":"- piped\n"}}}`,
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"piped"}}}`,
-	}, "\n") + "\n")
+	cmd.Stdin = strings.NewReader(input)
 	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
 	defer timer.Stop()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, stderr)
 	}
+	return out
+}
+
+// TestServe_StdinClosedAfterRequests writes requests and closes stdin at
+// once, as a shell pipe does: each request is answered, the write included,
+// before the server exits 0.
+func TestServe_StdinClosedAfterRequests(t *testing.T) {
+	home := t.TempDir()
+	out := servePiped(t, home, strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_create","arguments":{"path":"/memories/notes/piped.md","file_text":"- piped\n"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"piped"}}}`,
+	}, "\n")+"\n")
 	ids := map[float64]bool{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var msg struct {
@@ -597,17 +605,7 @@ func TestServe_StdioInvalidMessages(t *testing.T) {
 		lines = append(lines, m.body)
 	}
 	lines = append(lines, `{"jsonrpc":"2.0","id":"last","method":"ping"}`)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = env(t.TempDir())
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n"))
-	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
-	defer timer.Stop()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("serve: %v\n%s", err, stderr)
-	}
+	out := servePiped(t, t.TempDir(), strings.Join(lines, "\n"))
 	codes := map[int]int{}
 	var answered []string
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
