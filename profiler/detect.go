@@ -3,6 +3,7 @@ package profiler
 import (
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -86,6 +87,9 @@ func detectValue(s string, hints classSet) classSet {
 	if strings.IndexByte(s, '@') > 0 && isEmail(s) {
 		return setOf(ClassEmail)
 	}
+	if _, ok := spelledEmail(s); ok {
+		return setOf(ClassEmail)
+	}
 	if isSecret(s) {
 		return setOf(ClassSecret)
 	}
@@ -98,7 +102,7 @@ func detectValue(s string, hints classSet) classSet {
 	if isPhone(s, hints.has(ClassPhone)) {
 		out |= setOf(ClassPhone)
 	}
-	if isNationalID(s, hints.has(ClassNationalID)) {
+	if isNationalID(s, hints.has(ClassNationalID)) || namedSSN(s) {
 		out |= setOf(ClassNationalID)
 	}
 	if isIBAN(s) {
@@ -138,37 +142,99 @@ func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isAlnum(c byte) bool { return isDigit(c) || isUpper(c) || isLower(c) }
 
-// isEmail reports whether s is one address local@domain.tld.
+// isEmail reports whether s is one address local@domain.tld. Besides
+// ASCII, the local part and the domain's labels may hold Unicode letters,
+// marks and digits (jörg@bücher.de, 用户@例子.广告): see isLocalRune and
+// isDomain.
 func isEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	if at < 1 || at > 64 || len(s)-at < 5 {
 		return false
 	}
-	for i := 0; i < at; i++ {
-		c := s[i]
-		if !isAlnum(c) && !strings.ContainsRune(".!#$%&'*+/=?^_`{|}~-", rune(c)) {
+	for _, r := range s[:at] {
+		if !isLocalRune(r) {
 			return false
 		}
 	}
 	return isDomain(s[at+1:])
 }
 
+// emailDomain returns the domain of a value detectValue found an email:
+// a plain or a spelled-out address.
+func emailDomain(s string) string {
+	if a, ok := spelledEmail(s); ok {
+		s = a
+	}
+	return s[strings.LastIndexByte(s, '@')+1:]
+}
+
+// isLocalRune reports whether r may be part of an address's local part:
+// an ASCII letter, digit or one of RFC 5322's atext signs, or a Unicode
+// letter, mark or digit (RFC 6531).
+func isLocalRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isAlnum(byte(r)) || strings.ContainsRune(".!#$%&'*+/=?^_`{|}~-", r)
+	}
+	return isWordRune(r)
+}
+
+// isWordRune reports whether r, beyond ASCII, is a letter, a mark (the
+// vowel signs of Devanagari, say) or a digit.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r)
+}
+
+// isDomain reports whether d is a host name under a top-level domain:
+// two or more dot-separated labels of letters, digits and inner hyphens,
+// Unicode ones included (bücher.de, 例子.广告); the last label is a
+// top-level domain (isTLD).
 func isDomain(d string) bool {
-	dot := strings.LastIndexByte(d, '.')
-	if dot < 1 || len(d)-dot-1 < 2 {
+	labels := 0
+	for {
+		label, rest, more := strings.Cut(d, ".")
+		if !isLabel(label) {
+			return false
+		}
+		labels++
+		if !more {
+			return labels >= 2 && isTLD(label)
+		}
+		d = rest
+	}
+}
+
+// isLabel reports whether l is one label of a host name: letters, digits
+// and hyphens, not starting or ending with a hyphen.
+func isLabel(l string) bool {
+	if l == "" || l[0] == '-' || l[len(l)-1] == '-' {
 		return false
 	}
-	for i := dot + 1; i < len(d); i++ {
-		if !isUpper(d[i]) && !isLower(d[i]) {
+	for _, r := range l {
+		if r < utf8.RuneSelf && !isAlnum(byte(r)) && r != '-' || r >= utf8.RuneSelf && !isWordRune(r) {
 			return false
 		}
 	}
-	for i := 0; i < dot; i++ {
-		if c := d[i]; !isAlnum(c) && c != '-' && c != '.' {
+	return true
+}
+
+// isTLD reports whether l can be a top-level domain: two or more ASCII
+// letters (com), a punycode label (xn--p1ai), or two or more Unicode
+// letters and marks (рф, 广告, भारत).
+func isTLD(l string) bool {
+	if len(l) > 4 && lowerIs(l[:4], "xn--") {
+		return true // isLabel checked the rest
+	}
+	n := 0
+	for _, r := range l {
+		switch {
+		case r < utf8.RuneSelf && !isUpper(byte(r)) && !isLower(byte(r)):
+			return false
+		case r >= utf8.RuneSelf && !unicode.IsLetter(r) && (n == 0 || !unicode.IsMark(r)):
 			return false
 		}
+		n++
 	}
-	return d[0] != '.' && d[0] != '-' && !strings.Contains(d, "..")
+	return n >= 2
 }
 
 // secretPrefixes are the prefixes of well-known credential formats, each
@@ -463,6 +529,14 @@ func minGroup(s string) int {
 // a UK National Insurance number (AB 12 34 56 C), a Canadian social
 // insurance number (123-456-782, Luhn-checked) or a Spanish DNI/NIE
 // (12345678Z, X1234567L, check letter verified).
+//
+// Nine bare digits are a social security number only where something
+// names one: the column's name (hint) or the words before them
+// (namedSSN). The values of a column are no evidence: ZIP+4 codes written
+// without their dash, bank routing numbers, order and account ids are
+// nine digits too, with leading zeros kept, and the SSN rules (no area
+// 000, 666 or 9xx, no group 00, no serial 0000) leave about nine in ten
+// nine-digit numbers valid.
 func isNationalID(s string, hint bool) bool {
 	if len(s) < 8 || len(s) > 13 {
 		return false
@@ -478,6 +552,45 @@ func isNationalID(s string, hint bool) bool {
 	}
 	return isNINO(s) || isDNI(s)
 }
+
+// namedSSN reports whether the value s is a social security number of
+// nine bare digits after words naming it: "SSN 123456789".
+func namedSSN(s string) bool {
+	if len(s) < 12 || len(s) > 48 || !isDigit(s[len(s)-1]) || !strings.ContainsAny(s, "sS") {
+		return false
+	}
+	f := strings.Fields(s)
+	return isNamedSSN(f[:len(f)-1], f[len(f)-1])
+}
+
+// isNamedSSN reports whether w, a word of text after the words before,
+// is a valid social security number of nine bare digits named as one by
+// the words before it or a prefix of its own: SSN, ssn:, SSN#, social
+// security no., Social Security Number, soc. sec. #.
+func isNamedSSN(before []string, w string) bool {
+	j := len(w)
+	for j > 0 && isDigit(w[j-1]) {
+		j--
+	}
+	if len(w)-j != 9 || !ssnValid(w[j:]) {
+		return false
+	}
+	var names []string
+	for _, n := range append(slices.Clip(before[max(0, len(before)-4):]), w[:j]) {
+		if n = strings.ToLower(strings.Trim(n, "#:=.-")); n != "" {
+			names = append(names, n)
+		}
+	}
+	if k := len(names) - 1; k >= 0 && ssnNumberWords[names[k]] {
+		names = names[:k]
+	}
+	k := len(names)
+	return k >= 1 && names[k-1] == "ssn" ||
+		k >= 2 && (names[k-2] == "social" && names[k-1] == "security" || names[k-2] == "soc" && names[k-1] == "sec")
+}
+
+// ssnNumberWords may follow the name of a social security number.
+var ssnNumberWords = wordSet("no nr num number")
 
 func ssnValid(d string) bool {
 	area, group, serial := d[:3], d[3:5], d[5:]
@@ -708,7 +821,7 @@ func hintsOf(column string) (hints classSet, strongName, credential bool) {
 	if has("phone", "mobile", "tel", "cell", "fax", "msisdn") {
 		hints |= setOf(ClassPhone)
 	}
-	if has("ssn", "socialsecurity", "nino", "nationalinsurance", "nationalid", "sin", "taxid", "tin", "dni", "nie", "passport", "idnumber") {
+	if has("ssn", "socialsecurity", "socialsecno", "socialsecnum", "socsec", "nino", "nationalinsurance", "nationalid", "sin", "taxid", "tin", "dni", "nie", "passport", "idnumber") {
 		hints |= setOf(ClassNationalID)
 	}
 	if has("card", "cardnumber", "creditcard", "ccnumber", "cc", "pan") {

@@ -19,6 +19,54 @@ var detectCases = []struct {
 	{"not an email @ all", "", ClassNone},
 	{"user@localhost", "", ClassNone},
 	{"@handle", "", ClassNone},
+	// internationalised addresses: Unicode local parts and domains,
+	// punycode labels
+	{"jörg@bücher.de", "", ClassEmail},
+	{"用户@例子.广告", "", ClassEmail},
+	{"anna@münchen.example", "", ClassEmail},
+	{"ivan@пример.рф", "", ClassEmail},
+	{"θέμης@παράδειγμα.ελ", "", ClassEmail},
+	{"राम@उदाहरण.भारत", "", ClassEmail}, // combining vowel signs
+	{"info@xn--bcher-kva.de", "", ClassEmail},
+	{"user@example.xn--p1ai", "", ClassEmail},
+	{"meet @ 5pm", "", ClassNone},
+	{"a@b", "", ClassNone},
+	{"foo@bar", "", ClassNone},
+	{"jörg@bücher", "", ClassNone}, // no top-level domain
+	{"用户@例子", "", ClassNone},
+	{"größe@m.l", "", ClassNone}, // one-letter top-level domain
+	{"café@3.50", "", ClassNone},
+	{"preis@5.xn--", "", ClassNone},
+	{"jörg@-bücher.de", "", ClassNone},
+	{"jörg@bücher-.de", "", ClassNone},
+	{"a b@bücher.de", "", ClassNone},
+	{"jörg@bü cher.de", "", ClassNone},
+	{"jörg@bücher.d€", "", ClassNone},
+	// spelled-out addresses: bracketed signs, or the words at and dot
+	{"alice(at)example.com", "", ClassEmail},
+	{"alice [at] example [dot] com", "", ClassEmail},
+	{"alice (AT) example (DOT) com", "", ClassEmail},
+	{"alice{at}example{dot}com", "", ClassEmail},
+	{"alice <at> example <dot> co <dot> uk", "", ClassEmail},
+	{"alice[ at ]example.com", "", ClassEmail},
+	{"alice [at] example dot com", "", ClassEmail},
+	{"alice@example(dot)com", "", ClassEmail},
+	{"alice＠example.com", "", ClassEmail},
+	{"jörg (at) bücher (dot) de", "", ClassEmail},
+	{"alice at example dot com", "", ClassEmail},
+	{"alice.smith AT mail DOT example DOT org", "", ClassEmail},
+	{"jörg at bücher dot de", "", ClassEmail},
+	{"price (at) cost", "", ClassNone},
+	{"sold (at) auction", "", ClassNone},
+	{"alice (at) example", "", ClassNone},
+	{"(at)example.com", "", ClassNone},
+	{"find us at example.com", "", ClassNone}, // a bare at takes spelled dots only
+	{"alice at example.com", "", ClassNone},
+	{"visit us at example dot com", "", ClassNone}, // a pronoun is no mailbox
+	{"meet at polka dot bar", "", ClassNone},       // bar: not a listed domain
+	{"look at the dot in the middle", "", ClassNone},
+	{"laugh at the dot com bubble", "", ClassNone},
+	{"alice at example dot con", "", ClassNone},
 	// phones
 	{"+1 415 555 0123", "", ClassPhone},
 	{"+44 20 7946 0958", "", ClassPhone},
@@ -41,6 +89,14 @@ var detectCases = []struct {
 	{"123-45-6789", "ssn", ClassNationalID},
 	{"123456789", "ssn", ClassNationalID},
 	{"123456789", "", ClassNone},
+	{"123456789", "soc_sec_no", ClassNationalID},
+	{"123456789", "SocialSecNumber", ClassNationalID},
+	{"123456789", "zip4", ClassNone},     // ZIP+4 without its dash
+	{"021381234", "zip_code", ClassNone}, // SSN-valid, leading zero kept
+	{"123456789", "order_id", ClassNone},
+	{"123456789", "routing_number", ClassNone},
+	{"123456789", "business_number", ClassNone},
+	{"123456789", "social_sector", ClassNone},
 	{"000-12-3456", "", ClassNone}, // invalid area
 	{"666-12-3456", "", ClassNone},
 	{"12345", "", ClassNone},      // ZIP code
@@ -142,6 +198,49 @@ func TestFindSensitive(t *testing.T) {
 		{"Mark the order as paid", ClassNone},
 		{"version 1.2.3 released", ClassNone},
 		{"VIP", ClassNone},
+		// internationalised addresses in text
+		{"Kontakt: jörg@bücher.de, danke", ClassEmail},
+		{"联系：用户@例子.广告，谢谢", ClassEmail},
+		{"write to anna@münchen.example today", ClassEmail},
+		{"Mail an <ivan@пример.рф>", ClassEmail},
+		{"Preis @ 5€ pro Stück", ClassNone},
+		{"meet @ 5pm at the café", ClassNone},
+		{"@handle said hi", ClassNone},
+		{"foo@bar is not an address", ClassNone},
+		// spelled-out addresses in text
+		{"reach me: alice(at)example.com", ClassEmail},
+		{"Contact alice [at] example [dot] com for access.", ClassEmail},
+		{"mail (jörg (at) bücher (dot) de)", ClassEmail},
+		{"write to alice at example dot com, thanks", ClassEmail},
+		{"email:alice{at}example{dot}org", ClassEmail},
+		// prose with at and dot
+		{"We arrived at the hotel at noon.", ClassNone},
+		{"Look at the dot in the middle of the map", ClassNone},
+		{"He pointed at the dot it made on the page", ClassNone},
+		{"Meet me at polka dot bar on Friday", ClassNone},
+		{"Find us at example.com or call", ClassNone},
+		{"Visit us at example dot com", ClassNone},
+		{"They laughed at the dot com bubble", ClassNone},
+		{"Look at this dot com startup", ClassNone},
+		{"Arrive at 5 dot 30 sharp", ClassNone},
+		{"Stay at home. Dot the i's and cross the t's", ClassNone},
+		{"Connect the dots at the end of the page", ClassNone},
+		{"She was at work on the dot of nine", ClassNone},
+		{"The price (at) cost is 5.00", ClassNone},
+		{"at dot com", ClassNone},
+		// social security numbers without dashes, named in the text
+		{"SSN 123456789", ClassNationalID},
+		{"ssn: 123456789 on file", ClassNationalID},
+		{"SSN#123456789", ClassNationalID},
+		{"social security no. 123456789", ClassNationalID},
+		{"Social Security Number: 123456789", ClassNationalID},
+		{"soc. sec. # 123456789", ClassNationalID},
+		{"Order 123456789 shipped", ClassNone},
+		{"zip 021381234", ClassNone},
+		{"tracking 123456789, SSN pending", ClassNone},
+		{"SSN verified", ClassNone},
+		{"SSN 000123456", ClassNone},  // invalid area
+		{"SSN 1234567890", ClassNone}, // ten digits
 		{"", ClassNone},
 	}
 	for _, tc := range cases {
@@ -208,8 +307,10 @@ func TestCoarseShape(t *testing.T) {
 }
 
 // FuzzDetect checks that detection never panics, that what it calls a
-// card passes the Luhn check, that masking replaces exactly what is
-// found, and that a shape keeps no digit or letter of the value.
+// card passes the Luhn check, that an email's domain (kept in profiles)
+// is a host name and a spelled-out address one without blanks that
+// masking finds, that masking replaces exactly what is found, and that a
+// shape keeps no digit or letter of the value.
 func FuzzDetect(f *testing.F) {
 	for _, tc := range detectCases {
 		f.Add(tc.in)
@@ -220,6 +321,17 @@ func FuzzDetect(f *testing.F) {
 			d, _, _ := digitsOf(s, " -")
 			if !luhn(d) {
 				t.Fatalf("card %q fails Luhn", s)
+			}
+		}
+		if cs.has(ClassEmail) && !isDomain(emailDomain(s)) {
+			t.Fatalf("email %q has domain %q", s, emailDomain(s))
+		}
+		if a, ok := spelledEmail(s); ok {
+			if !isEmail(a) || strings.ContainsAny(a, " \t\r\n") {
+				t.Fatalf("spelledEmail(%q) = %q", s, a)
+			}
+			if len(s) <= scanWindow && s == trimSpace(s) && findSensitive(s) != ClassEmail {
+				t.Fatalf("findSensitive(%q) = %q, want email", s, findSensitive(s))
 			}
 		}
 		c := findSensitive(s)

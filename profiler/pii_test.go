@@ -3,6 +3,7 @@ package profiler
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -277,4 +278,55 @@ func TestProfile_JoinSketchSkipsSensitive(t *testing.T) {
 		}
 	}
 	assertAbsent(t, profileOutputs(t, tp), "contact", emails)
+}
+
+// TestProfile_SensitiveSpellings: internationalised and spelled-out
+// addresses and social security numbers named in free text are withheld
+// or masked, while nine-digit codes and ids in columns whose names say
+// nothing of national ids stay visible.
+func TestProfile_SensitiveSpellings(t *testing.T) {
+	idn := []string{"jörg@bücher.de", "用户@例子.广告", "anna@münchen.example", "ivan@пример.рф", "info@xn--bcher-kva.de"}
+	spelled := []string{"alice(at)example.com", "bob [at] example [dot] com", "carol at example dot com", "dave{at}example{dot}com"}
+	notes := []string{
+		"Kontakt: jörg@bücher.de, danke", "reach me: alice(at)example.com", "write to carol at example dot com",
+		"SSN 123456789 on file", "social security no. 234567890", "ok", "late delivery", "ok",
+	}
+	var b strings.Builder
+	b.WriteString("id,who,spelled,notes,zip4,order_ref\n")
+	var zips, refs []string
+	for i := range 40 {
+		zip := fmt.Sprintf("0%04d%04d", 2138+i, 1000+7*i) // ZIP+4 without its dash, SSN-valid
+		ref := strconv.Itoa(123456789 + 1013*i)           // SSN-valid
+		zips, refs = append(zips, zip), append(refs, ref)
+		fmt.Fprintf(&b, "%d,%s,%q,%q,%s,%s\n", i, idn[i%len(idn)], spelled[i%len(spelled)], notes[i%len(notes)], zip, ref)
+	}
+	tp := profileFile(t, writeTemp(t, "spellings.csv", b.String()))
+	for _, name := range []string{"who", "spelled"} {
+		if s := col(tp, name).Sensitive; s == nil || s.Class != "email" {
+			t.Errorf("%s: sensitive = %+v, want email", name, s)
+		}
+	}
+	for _, name := range []string{"id", "notes", "zip4", "order_ref"} {
+		if s := col(tp, name).Sensitive; s != nil {
+			t.Errorf("%s: sensitive = %+v, want none", name, s)
+		}
+	}
+	outs := profileOutputs(t, tp)
+	assertAbsent(t, outs, "who", idn)
+	assertAbsent(t, outs, "spelled", spelled)
+	assertAbsent(t, outs, "notes", notes[:5])
+	for name, out := range outs {
+		for _, part := range []string{"jörg", "alice", "carol", "bob", "dave", "123456789 on", "234567890"} {
+			if strings.Contains(out, part) {
+				t.Errorf("the %s holds %q", name, part)
+			}
+		}
+	}
+	md := outs["markdown"]
+	for _, s := range []string{"domains example.com", "<email>", "<national-id>", "late delivery",
+		"- 0 | <email> | <email> | <email> | " + zips[0] + " | " + refs[0], refs[0] + ".." + refs[len(refs)-1]} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the markdown lacks %q:\n%s", s, md)
+		}
+	}
 }

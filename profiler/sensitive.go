@@ -23,6 +23,12 @@ import (
 //   - its name says credentials (password, secret, api_key, token) and it
 //     is not a numeric or boolean column.
 //
+// Emails include internationalised addresses (jörg@bücher.de) and
+// addresses spelled out to dodge harvesters (alice [at] example [dot]
+// com; see spelled.go). Nine bare digits are a US social security number
+// only in a column whose name hints one or after words naming one (SSN
+// 123456789), never by their values alone (see isNationalID).
+//
 // Detection runs on every value of the first piiSample values of a column;
 // afterwards only while a class was seen in at least 5% of them or is
 // hinted, so a column with no sign of personal data costs nothing more.
@@ -116,7 +122,7 @@ func (p *piiAcc) classify(s string, vi *valInfo) {
 		vi.pshape = p.shapeIndex(s, cs)
 	}
 	if cs.has(ClassEmail) {
-		vi.dom = p.domainIndex(s[strings.LastIndexByte(s, '@')+1:])
+		vi.dom = p.domainIndex(emailDomain(s))
 	}
 }
 
@@ -377,15 +383,19 @@ func findSensitive(s string) Class {
 	if cs := detectValue(s, 0) & strongValue; cs != 0 {
 		return firstClass(cs)
 	}
-	words := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(",;\"()<>[]{}|", r)
-	})
+	if hasSpelledEmail(s) {
+		return ClassEmail
+	}
+	words := strings.FieldsFunc(s, isWordBreak)
 	for i, w := range words {
 		w = strings.Trim(w, "'")
 		w = strings.TrimRight(w, ".:!?")
 		w = strings.TrimPrefix(w, "mailto:")
 		if c := firstClass(detectValue(w, 0) & strongValue &^ (1 << nameDict)); c != ClassNone {
 			return c
+		}
+		if isNamedSSN(words[:i], w) {
+			return ClassNationalID
 		}
 		// numbers written in groups: 4111 1111 1111 1111, +44 20 7946 0958,
 		// DE89 3704 0044 0532 0130 00
@@ -409,6 +419,17 @@ func findSensitive(s string) Class {
 		}
 	}
 	return ClassNone
+}
+
+// isWordBreak reports whether r separates the words of free text: a
+// space, the ASCII punctuation that separates or brackets values
+// (,;"()<>[]{}|), or the full-width punctuation of Chinese and Japanese
+// text (联系：用户@例子.广告，谢谢).
+func isWordBreak(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || '\t' <= r && r <= '\r' || strings.IndexByte(",;\"()<>[]{}|", byte(r)) >= 0
+	}
+	return unicode.IsSpace(r) || strings.ContainsRune("，。、：；（）「」『』《》【】！？", r)
 }
 
 // midSentence reports whether words[i] follows a lower-case word in the
