@@ -271,11 +271,12 @@ func parseGrouped(s string) (float64, bool) {
 // colAcc accumulates the statistics of one column over the whole stream.
 // It is owned by one goroutine at a time.
 //
-// While a column has at most limit distinct values, each distinct value is
-// classified once: its facts (kind, parsed number or date, length, text
-// shape) are kept in info next to its count, and a repeated value only
-// replays them. Beyond the limit, values not already counted are
-// classified every time and go to the sketches.
+// While a column has at most limit distinct values (and its share of
+// exactMemory holds them), each distinct value is classified once: its
+// facts (kind, parsed number or date, length, text shape) are kept in
+// info next to its count, and a repeated value only replays them. Beyond
+// that, values not already counted are classified every time and go to
+// the sketches.
 type colAcc struct {
 	name     string
 	limit    int // exact distinct threshold
@@ -338,6 +339,10 @@ type colAcc struct {
 	// (a sequence id), so no value can repeat and keySet is not needed.
 	mono     bool
 	monoLast float64
+	// countBytes is what the exact counts hold (entryBytes of each key);
+	// room is how much the exact counts and keySet may hold together
+	// until the next batch (see shareExactMemory).
+	countBytes, room int64
 	// pii gathers the evidence of personal data or secrets.
 	pii piiAcc
 }
@@ -383,6 +388,7 @@ func newColAcc(name string, limit int) *colAcc {
 		mono:     true,
 		monoLast: math.Inf(-1),
 		pii:      newPIIAcc(name),
+		room:     exactMemory,
 	}
 }
 
@@ -764,21 +770,25 @@ func fullKey(k string) (v string, shortened bool) {
 	return k[:i] + "…" + k[j+1:], true
 }
 
-// count counts a value that add did not find among the exact counts.
+// count counts a value that add did not find among the exact counts:
+// exactly while the column has fewer than limit values and room for
+// this one, else in the sketches.
 func (c *colAcc) count(s string, h uint64, vi *valInfo) {
+	key := countKey(s)
 	if !c.overflow {
-		if c.idx.n < c.limit {
+		if cost := entryBytes(key); c.idx.n < c.limit && c.exactBytes()+cost <= c.room {
 			c.idx.set(h, int32(len(c.counts)))
-			c.keys = append(c.keys, strings.Clone(countKey(s)))
+			c.keys = append(c.keys, strings.Clone(key))
 			c.counts = append(c.counts, 1)
 			c.info = append(c.info, *vi)
+			c.countBytes += cost
 			return
 		}
 		c.startOverflow()
 	}
 	c.missed++
 	c.hashed(h, false, vi.cls)
-	c.ss.add(h, unsafeBytes(countKey(s)))
+	c.ss.add(h, unsafeBytes(key))
 }
 
 // groupedValue is a number value read with ',' between thousands.
@@ -822,7 +832,7 @@ func (c *colAcc) startOverflow() {
 	c.hll = newHLL()
 	c.ss = newSpaceSaving(256)
 	if !c.mono {
-		c.keySet = newU64Set(keySetLimit)
+		c.startKeySet()
 	}
 	c.idx.each(func(h uint64, i int32) {
 		c.hll.add(h)
@@ -831,7 +841,7 @@ func (c *colAcc) startOverflow() {
 			c.keyDead = true
 		}
 		if !c.keyDead && c.keySet != nil {
-			c.keySet.insert(h)
+			c.keyInsert(h)
 		}
 	})
 	if c.keyDead {
@@ -868,9 +878,11 @@ func (c *colAcc) hashed(h uint64, known bool, cls classSet) {
 		// broken: earlier values were not kept, so uniqueness is now an
 		// estimate, and the set detects repeats from here on
 		c.keyCap = true
-		c.keySet = newU64Set(keySetLimit)
+		if c.startKeySet(); c.keySet == nil {
+			return
+		}
 	}
-	dup, refused := c.keySet.insert(h)
+	dup, refused := c.keyInsert(h)
 	if dup {
 		c.keyDead = true
 		c.keySet = nil

@@ -12,8 +12,9 @@
 // credentials only for the hosts they are bound to. Column statistics run in parallel
 // (one goroutine per column job, batches in order, so results are
 // deterministic) with bounded memory: exact value counts up to
-// Options.ExactDistinct distinct values per column, then HyperLogLog,
-// KLL quantiles, SpaceSaving heavy hitters and a bottom-k join sketch.
+// Options.ExactDistinct distinct values per column and 256 MiB across
+// all columns, then HyperLogLog, KLL quantiles, SpaceSaving heavy hitters
+// and a bottom-k join sketch.
 //
 // Profiles keep personal data and secrets out, as far as heuristic
 // detection finds them. Each column is checked for emails, phone numbers,

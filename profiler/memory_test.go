@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -238,4 +239,67 @@ func TestRESTSource_Memory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sketchMax is the most a column's sketches hold once it no longer
+// counts exactly: a HyperLogLog of 16 KiB, 256 heavy hitters with a copy
+// of each value (up to 200 bytes) and their hash table, a join sketch.
+const sketchMax = 100 << 10
+
+// TestProfile_WideDistinctMemory: the exact counts of all columns
+// together stay within exactMemory whatever the file's shape: columns of
+// distinct values, short or long (a value of 300 bytes is counted under a
+// key as long as a mebibyte's), switch to the sketches once their share
+// is spent. The budget is lowered so that a file of tens of MiB outgrows
+// it; without it, these held 127, 115 and 278 MiB.
+func TestProfile_WideDistinctMemory(t *testing.T) {
+	defer func(m int64) { exactMemory = m }(exactMemory)
+	exactMemory = 8 * mib
+	tests := []struct {
+		name             string
+		cols, rows, size int
+	}{
+		{"short values", 100, 6000, 16},
+		{"long values", 100, 3000, 300},
+		{"a thousand columns", 1000, 1200, 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pad := strings.Repeat("x", tt.size-16)
+			p := writeGzip(t, "wide.csv.gz", func(w *bufio.Writer) {
+				for c := range tt.cols {
+					fmt.Fprintf(w, "c%d%s", c, sep(c, tt.cols))
+				}
+				for r := range tt.rows {
+					for c := range tt.cols {
+						fmt.Fprintf(w, "%08x%s%08x%s", uint32(r)*2654435761^uint32(c), pad, r, sep(c, tt.cols))
+					}
+				}
+			})
+			tp, live, alloc := memoryOf(t, FileSource{Path: p})
+			t.Logf("live %d MiB, allocated %d MiB", live/mib, alloc/mib)
+			// The exact counts, two batches, the sample-row candidates,
+			// what a wide source holds besides, the columns' sketches,
+			// and 8 MiB for the reader and the rest.
+			limit := uint64(exactMemory) + uint64(2*batchBytes+sampleBytes+wideOverhead*tt.cols/MaxColumns+tt.cols*sketchMax+8*mib)
+			if live > limit {
+				t.Errorf("%d columns of %d distinct values held %d MiB live, want at most %d MiB", tt.cols, tt.rows, live/mib, limit/mib)
+			}
+			c := tp.Columns[0]
+			if got, want := tp.Rows, int64(tt.rows); got != want {
+				t.Errorf("rows = %d, want %d", got, want)
+			}
+			if c.DistinctExact || math.Abs(float64(c.Distinct-int64(tt.rows))) > 0.03*float64(tt.rows) {
+				t.Errorf("distinct = %d (exact %v), want about %d from the sketch", c.Distinct, c.DistinctExact, tt.rows)
+			}
+		})
+	}
+}
+
+// sep is what follows field i of a CSV row of n fields.
+func sep(i, n int) string {
+	if i == n-1 {
+		return "\n"
+	}
+	return ","
 }

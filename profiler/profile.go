@@ -45,7 +45,10 @@ type Options struct {
 	// Name names the table in the rendering; default is the source's name.
 	Name string
 	// ExactDistinct is the number of distinct values per column counted
-	// exactly before switching to sketches (default 10,000).
+	// exactly before switching to sketches (default 10,000). A column
+	// switches sooner when the exact counts of all columns together
+	// would outgrow 256 MiB: a table of hundreds of columns of distinct
+	// values.
 	ExactDistinct int
 	// Workers is the number of goroutines computing column statistics
 	// (default GOMAXPROCS).
@@ -207,8 +210,8 @@ var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
 
 // Profile reads src in one streaming pass and returns its profile.
 // Column statistics are computed in parallel across Options.Workers
-// goroutines; memory is bounded by the batch size and the sketch sizes,
-// not by the input size.
+// goroutines; memory is bounded by the batch size, the sketch sizes and
+// 256 MiB of exact counts, not by the input size.
 //
 // A source the readers cannot make sense of is an error, also when a
 // reader panics on it (a malformed Parquet or Arrow file): the readers
@@ -367,6 +370,7 @@ func (p *profileRun) start(rec arrow.RecordBatch) *batchJob {
 		present[ci] = rec.Column(i)
 	}
 	p.nrows += n
+	shareExactMemory(p.cols)
 	b := &batchJob{rec: rec}
 	var next atomic.Int64
 	jobs := len(p.cols) + 1

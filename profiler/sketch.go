@@ -226,8 +226,11 @@ type u64set struct {
 	limit int
 }
 
+// u64setFirst is the number of slots a set starts with.
+const u64setFirst = 1024
+
 func newU64Set(limit int) *u64set {
-	return &u64set{slots: make([]uint64, 1024), limit: limit}
+	return &u64set{slots: make([]uint64, u64setFirst), limit: limit}
 }
 
 // insert adds x; it reports whether x was already present and whether the
@@ -254,6 +257,18 @@ func (s *u64set) insert(x uint64) (dup, refused bool) {
 		}
 	}
 }
+
+// bytes is the memory of the set's slots.
+func (s *u64set) bytes() int64 { return int64(len(s.slots)) * 8 }
+
+// wouldGrow reports whether one more member would double the slots.
+func (s *u64set) wouldGrow() bool { return 4*(s.n+1) > 3*len(s.slots) && s.n+1 < s.limit }
+
+// freeze makes the set refuse new members; it still finds those it has.
+func (s *u64set) freeze() { s.limit = s.n }
+
+// frozen reports whether the set refuses new members.
+func (s *u64set) frozen() bool { return s.n >= s.limit }
 
 func (s *u64set) grow() {
 	old := s.slots
