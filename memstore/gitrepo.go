@@ -38,6 +38,9 @@ type gitRepo struct {
 	gitDir  string          // the repository's .git directory
 	sync    bool            // flush objects and refs to stable storage (DurabilityFsync)
 	created []plumbing.Hash // loose objects written since the last keepObjects or dropObjects
+	// failFlush, set by tests, is asked before a ref's directory is
+	// flushed after a move: an error fails the flush as a disk error would.
+	failFlush func(dir string) error
 }
 
 // headCommit returns the branch's commit. The branch always exists once

@@ -200,7 +200,8 @@ func (m *refMove) lockFile() string { return m.lock }
 // finish flushes the lock file unless the caller has (flushed), renames it
 // over the ref, flushes the ref's directory so that the rename survives a
 // power cut, and records the move in the reflog. On failure the lock file
-// is gone and the ref unchanged.
+// is gone and the ref unchanged, except when the directory could not be
+// flushed after the rename: that is an *unflushedMoveError.
 func (m *refMove) finish(meta commitMeta, flushed bool) error {
 	if m.g.sync && !flushed {
 		if err := syncFile(m.lock); err != nil {
@@ -213,14 +214,59 @@ func (m *refMove) finish(meta commitMeta, flushed bool) error {
 		return fmt.Errorf("move %s: %w", m.name, err)
 	}
 	if m.g.sync {
-		if err := syncDir(filepath.Dir(m.ref)); err != nil {
-			return fmt.Errorf("flush %s: %w", m.name, err)
+		if err := m.g.flushRefDir(filepath.Dir(m.ref)); err != nil {
+			return m.unflushed(meta, err)
 		}
 	}
 	// After the move, so the reflog never names a commit the ref did not
 	// reach.
 	m.g.appendReflog(m.name, m.old, m.next, meta)
 	return nil
+}
+
+// unflushedMoveError is a move of a ref that was made but whose directory
+// could not be flushed (err), so that a power cut may or may not undo it.
+// The ref was put back to its old value unless moved says otherwise. Either
+// way the new commit's objects must stay: after a power cut the ref may
+// name them.
+type unflushedMoveError struct {
+	name  plumbing.ReferenceName
+	next  plumbing.Hash
+	moved bool
+	err   error
+}
+
+func (e *unflushedMoveError) Error() string {
+	if e.moved {
+		return fmt.Sprintf("%s names %s, but the disk did not confirm it (flush: %v), nor could it be taken back", e.name, e.next.String()[:12], e.err)
+	}
+	return fmt.Sprintf("the disk did not confirm the move of %s (flush: %v); it was taken back", e.name, e.err)
+}
+
+func (e *unflushedMoveError) Unwrap() error { return e.err }
+
+// unflushed puts the ref back after its directory could not be flushed
+// (err), so that the move fails as a whole while the process lives; when
+// that fails too the move stands and the reflog records it.
+func (m *refMove) unflushed(meta commitMeta, err error) error {
+	var back error
+	if m.old.IsZero() {
+		back = os.Remove(m.ref)
+	} else {
+		var undo *refMove
+		if undo, back = m.g.lockRef(m.name, m.next, m.old); back == nil {
+			if back = syncFile(undo.lock); back == nil {
+				back = os.Rename(undo.lock, undo.ref)
+			}
+			if back != nil {
+				undo.abandon()
+			}
+		}
+	}
+	if back != nil {
+		m.g.appendReflog(m.name, m.old, m.next, meta)
+	}
+	return &unflushedMoveError{name: m.name, next: m.next, moved: back != nil, err: err}
 }
 
 // abandon removes the lock file: the ref stays where it was.
@@ -385,6 +431,16 @@ func syncFile(p string) error { return fsutil.Sync(p) }
 
 // syncDir flushes a directory's entries (a rename or a new file in it).
 func syncDir(dir string) error { return syncFile(dir) }
+
+// flushRefDir is syncDir of the directory of a ref just moved.
+func (g *gitRepo) flushRefDir(dir string) error {
+	if g.failFlush != nil {
+		if err := g.failFlush(dir); err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
 
 // syncAll flushes the files and directories at paths at once: the file
 // system's journal commits concurrent flushes together, so a batch costs

@@ -106,6 +106,9 @@ type Options struct {
 	// failWorking, set by tests, is asked before each working file is
 	// written: an error fails the write as a full disk would.
 	failWorking func(path string) error
+	// failFlush, set by tests, is asked before the directory of a ref
+	// just moved is flushed (gitRepo.failFlush).
+	failFlush func(dir string) error
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
@@ -230,7 +233,7 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.git = gitRepo{repo: repo, gitDir: gitDir, sync: sync}
+	s.git = gitRepo{repo: repo, gitDir: gitDir, sync: sync, failFlush: s.opts.failFlush}
 	s.closeRepo = closeRepo
 	if s.lock, err = openLock(filepath.Join(s.dir, ".git", lockName)); err != nil {
 		_ = closeRepo()
@@ -1001,6 +1004,10 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 		}
 	} else if err == nil {
 		if err = move.finish(meta, true); err != nil {
+			var um *unflushedMoveError
+			if errors.As(err, &um) {
+				return "", s.unconfirmed(um)
+			}
 			_ = os.Remove(s.journalPath())
 		}
 	}
@@ -1036,6 +1043,20 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 		s.log.Warn("publish the new commit to the other replicas", logKeyCommit, next.String(), logKeyErr, err)
 	}
 	return next.String(), nil
+}
+
+// unconfirmed is the error of a write whose branch move the disk did not
+// confirm (um). Its objects stay, since the branch may name them after a
+// power cut, and so does its journal, so that the next writer or Open
+// brings the working files in line with whatever HEAD then is; reads come
+// from HEAD meanwhile.
+func (s *Store) unconfirmed(um *unflushedMoveError) error {
+	s.git.keepObjects()
+	s.workingStale.Store(true)
+	if um.moved {
+		return fmt.Errorf("write commit: %w; the write may be kept: see memory_history before making it again", um)
+	}
+	return fmt.Errorf("write commit: %w; nothing was written", um)
 }
 
 func (s *Store) journalPath() string { return filepath.Join(s.dir, ".git", journalName) }
