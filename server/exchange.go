@@ -256,9 +256,17 @@ func (l *lineWriter) writeLine(b []byte) error {
 // request's stream, upgrading a JSON response to an event stream when the
 // first one comes. For a GET it carries notifications on the standalone
 // stream. Every write goes through mu, so events never interleave.
+//
+// mcp-go sets headers through Header() under a lock of its own, from the
+// request's goroutine and its notification forwarder, while the relay may
+// start an event stream from another goroutine. So mcp-go's headers go to
+// a map of their own (hdr), read only from mcp-go's calls and copied to
+// the wire's when mcp-go sends them (adopt); the relay touches only the
+// wire's, under mu.
 type streamWriter struct {
 	outcomes
 	w      http.ResponseWriter
+	hdr    http.Header // the headers mcp-go sets
 	rc     *http.ResponseController
 	modern bool // a 2026-07-28 request: HTTP status follows the JSON-RPC error
 	// jsonOnly: the client's Accept header excludes event streams, so a
@@ -278,11 +286,20 @@ var (
 )
 
 func newStreamWriter(w http.ResponseWriter, modern bool) *streamWriter {
-	return &streamWriter{w: w, rc: http.NewResponseController(w), modern: modern}
+	return &streamWriter{w: w, hdr: http.Header{}, rc: http.NewResponseController(w), modern: modern}
 }
 
-// Header is the response's header map.
-func (s *streamWriter) Header() http.Header { return s.w.Header() }
+// Header is mcp-go's header map of the response, sent with its status.
+func (s *streamWriter) Header() http.Header { return s.hdr }
+
+// adopt copies mcp-go's headers to the wire's. Callers hold mu and are
+// mcp-go's own calls, or come after mcp-go is done.
+func (s *streamWriter) adopt() {
+	h := s.w.Header()
+	for k, v := range s.hdr {
+		h[k] = slices.Clone(v)
+	}
+}
 
 // WriteHeader sends the status, except for a JSON response, whose status
 // waits for its body: the body may be withheld or carry another error.
@@ -292,11 +309,12 @@ func (s *streamWriter) WriteHeader(code int) {
 	if s.wroteHeader || s.done {
 		return
 	}
-	ct := s.w.Header().Get("Content-Type")
+	ct := s.hdr.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/json") {
 		s.pending = code
 		return
 	}
+	s.adopt()
 	s.sendHeader(code)
 }
 
@@ -322,11 +340,12 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	if s.done {
 		return len(p), nil
 	}
-	jsonBody := strings.HasPrefix(s.w.Header().Get("Content-Type"), "application/json")
+	jsonBody := strings.HasPrefix(s.hdr.Get("Content-Type"), "application/json")
 	switch {
 	case s.pending != 0 && !s.wroteHeader:
 		// A JSON response not yet started.
 		out, v := s.apply(p)
+		s.adopt()
 		if !v.keep {
 			s.upgrade() // an event stream that ends without the response
 			s.done = true
@@ -374,16 +393,19 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		}
 	}
 	if !s.wroteHeader {
+		s.adopt()
 		s.wroteHeader = true
 	}
 	return s.w.Write(p)
 }
 
-// Flush sends what was written.
+// Flush sends what was written; before the headers, nothing was.
 func (s *streamWriter) Flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.rc.Flush()
+	if s.wroteHeader {
+		_ = s.rc.Flush()
+	}
 }
 
 // notify writes one notification event on the stream, starting an event
@@ -418,6 +440,7 @@ func (s *streamWriter) finish() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending != 0 && !s.wroteHeader {
+		s.adopt()
 		s.sendHeader(s.pending)
 	}
 	s.done = true
