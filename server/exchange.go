@@ -602,6 +602,10 @@ func (rl *relay) NotifyAll(n mcp.JSONRPCNotification) {
 // session, is a notification the relay delivers instead (NotifyAll), so
 // that it arrives once: resources/list_changed.
 func relayed(data []byte) bool {
+	// Most events are not: answers, some large, are not parsed again.
+	if !bytes.Contains(data, []byte(mcp.MethodNotificationResourcesListChanged)) {
+		return false
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
