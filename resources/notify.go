@@ -201,7 +201,9 @@ func (r *Registry) listeners(uri string) []listen {
 // Notifier delivers a notification to one session. A transport on which
 // MCPServer.SendNotificationToSpecificClient is not reliable puts one in
 // the context of each request it serves (WithNotifier); the updates of the
-// subscriptions made in such a request are sent through it.
+// subscriptions made in such a request are sent through it. Changed calls
+// Notify for every subscriber in turn, under the registry's lock, so a
+// Notifier must not wait long for a client that stops reading.
 type Notifier interface {
 	Notify(sessionID string, n mcp.JSONRPCNotification) error
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -14,8 +12,6 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/selmem/selmem/resources"
 )
 
 // This file holds what selmem puts between mcp-go (v1.2.1) and the wire:
@@ -493,122 +489,4 @@ func statusForCode(code int) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
-}
-
-// relay delivers the notifications selmem sends to streamable HTTP
-// sessions (resources/updated, resources/list_changed, log messages) on a
-// stream the session's client listens on: its standalone GET stream when
-// one is open, otherwise a POST stream of one of its requests still in
-// flight.
-//
-// Why selmem does not use MCPServer.SendNotificationToSpecificClient over
-// HTTP: in mcp-go v1.2.1 (server/streamable_http.go, handlePost) every POST
-// of a session, and its GET stream, read notifications from the one channel
-// of the session registered at initialize. Each POST runs a forwarder
-// goroutine that takes a notification off that channel and only then locks
-// the response; when the request's handler returns meanwhile, handlePost
-// drains the channel, closes `done` and writes the response under the lock,
-// and the forwarder, finding `done` closed, drops the notification it holds
-// ("the notification is already off the channel"; only kept with an event
-// store). A notification sent just before a tool call returns — which is
-// when a write notifies its subscribers — is therefore lost whenever the
-// forwarder loses that race: with two subscriptions, typically the first;
-// with one and no GET stream, often the only one. With a GET stream open,
-// an update may also be taken by the forwarder of a concurrent POST and
-// dropped the same way. (The same race can drop mcp-go's own progress
-// notifications; upstream tracks flaky notification delivery in its
-// conformance baseline.) relay writes through streamWriter instead and
-// never touches that channel. mcp-go still puts its own list_changed on
-// that channel; the streams of sessions drop it (relayed), since the
-// relay sends each (NotifyAll).
-type relay struct {
-	log *slog.Logger
-
-	mu      sync.Mutex
-	streams map[string][]relayStream // session ID -> open streams, oldest first
-}
-
-type relayStream struct {
-	w   *streamWriter
-	get bool
-}
-
-func newRelay(log *slog.Logger) *relay {
-	return &relay{log: log, streams: map[string][]relayStream{}}
-}
-
-var _ resources.Broadcaster = (*relay)(nil)
-
-// add records an open stream of session; remove must follow.
-func (rl *relay) add(session string, w *streamWriter, get bool) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	rl.streams[session] = append(rl.streams[session], relayStream{w: w, get: get})
-}
-
-// remove forgets a stream.
-func (rl *relay) remove(session string, w *streamWriter) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	ss := rl.streams[session]
-	for i, s := range ss {
-		if s.w == w {
-			ss = append(ss[:i:i], ss[i+1:]...)
-			break
-		}
-	}
-	if len(ss) == 0 {
-		delete(rl.streams, session)
-	} else {
-		rl.streams[session] = ss
-	}
-}
-
-// Notify sends n to session on one stream: the newest GET stream, else the
-// newest POST stream that can still carry it. With no stream open there is
-// nowhere to send it, and it is dropped: a client that wants updates caused
-// by other sessions keeps its GET stream open.
-func (rl *relay) Notify(session string, n mcp.JSONRPCNotification) error {
-	data, err := json.Marshal(n)
-	if err != nil {
-		return err
-	}
-	rl.mu.Lock()
-	ss := append([]relayStream(nil), rl.streams[session]...)
-	rl.mu.Unlock()
-	for _, get := range []bool{true, false} {
-		for i := len(ss) - 1; i >= 0; i-- {
-			if ss[i].get == get && ss[i].w.notify(data) {
-				return nil
-			}
-		}
-	}
-	rl.log.Debug("no open stream for a notification", logKeySession, session, logKeyMethod, n.Method)
-	return nil
-}
-
-// NotifyAll sends n to every session with an open stream, as Notify does;
-// the others have nowhere to receive it.
-func (rl *relay) NotifyAll(n mcp.JSONRPCNotification) {
-	rl.mu.Lock()
-	sessions := slices.Collect(maps.Keys(rl.streams))
-	rl.mu.Unlock()
-	for _, s := range sessions {
-		_ = rl.Notify(s, n)
-	}
-}
-
-// relayed reports whether data, an event mcp-go writes on a stream of a
-// session, is a notification the relay delivers instead (NotifyAll), so
-// that it arrives once: resources/list_changed.
-func relayed(data []byte) bool {
-	// Most events are not: answers, some large, are not parsed again.
-	if !bytes.Contains(data, []byte(mcp.MethodNotificationResourcesListChanged)) {
-		return false
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	return json.Unmarshal(data, &m) == nil && m.ID == nil && m.Method == string(mcp.MethodNotificationResourcesListChanged)
 }
