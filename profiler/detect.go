@@ -144,8 +144,8 @@ func isAlnum(c byte) bool { return isDigit(c) || isUpper(c) || isLower(c) }
 
 // isEmail reports whether s is one address local@domain.tld. Besides
 // ASCII, the local part and the domain's labels may hold Unicode letters,
-// marks and digits (jörg@bücher.de, 用户@例子.广告): see isLocalRune and
-// isDomain.
+// marks and digits (jörg@bücher.de, 用户@例子.广告), and the domain's dots
+// may be wide stops (用户@例子。广告): see isLocalRune and isDomain.
 func isEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	if at < 1 || at > 64 || len(s)-at < 5 {
@@ -159,14 +159,24 @@ func isEmail(s string) bool {
 	return isDomain(s[at+1:])
 }
 
-// emailDomain returns the domain of a value detectValue found an email:
-// a plain or a spelled-out address.
+// emailDomain returns the domain of a value detectValue found an email,
+// a plain or a spelled-out address, with its dots written . whatever
+// they were (例子。广告 is 例子.广告), as IDNA reads them.
 func emailDomain(s string) string {
 	if a, ok := spelledEmail(s); ok {
 		s = a
 	}
-	return s[strings.LastIndexByte(s, '@')+1:]
+	return wideStopDots.Replace(s[strings.LastIndexByte(s, '@')+1:])
 }
+
+// wideStops are the full stops other than . that IDNA (UTS #46) reads as
+// the dot between a domain's labels: the ideographic full stop U+3002,
+// the full-width full stop U+FF0E and the half-width ideographic full
+// stop U+FF61. Chinese and Japanese input methods type them for a dot,
+// so an address is often written 用户@例子。广告 or zhang@example．com.
+const wideStops = "。．｡"
+
+var wideStopDots = strings.NewReplacer("。", ".", "．", ".", "｡", ".")
 
 // isLocalRune reports whether r may be part of an address's local part:
 // an ASCII letter, digit or one of RFC 5322's atext signs, or a Unicode
@@ -185,13 +195,13 @@ func isWordRune(r rune) bool {
 }
 
 // isDomain reports whether d is a host name under a top-level domain:
-// two or more dot-separated labels of letters, digits and inner hyphens,
-// Unicode ones included (bücher.de, 例子.广告); the last label is a
-// top-level domain (isTLD).
+// two or more labels of letters, digits and inner hyphens, Unicode ones
+// included (bücher.de, 例子.广告), separated by dots or wide stops
+// (例子。广告); the last label is a top-level domain (isTLD).
 func isDomain(d string) bool {
 	labels := 0
 	for {
-		label, rest, more := strings.Cut(d, ".")
+		label, rest, more := cutLabel(d)
 		if !isLabel(label) {
 			return false
 		}
@@ -201,6 +211,17 @@ func isDomain(d string) bool {
 		}
 		d = rest
 	}
+}
+
+// cutLabel slices d around its first dot, a . or one of wideStops,
+// returning the label before it and the text after it.
+func cutLabel(d string) (label, rest string, more bool) {
+	i := strings.IndexAny(d, "."+wideStops)
+	if i < 0 {
+		return d, "", false
+	}
+	_, n := utf8.DecodeRuneInString(d[i:])
+	return d[:i], d[i+n:], true
 }
 
 // isLabel reports whether l is one label of a host name: letters, digits

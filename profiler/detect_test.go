@@ -42,6 +42,19 @@ var detectCases = []struct {
 	{"a b@bücher.de", "", ClassNone},
 	{"jörg@bü cher.de", "", ClassNone},
 	{"jörg@bücher.d€", "", ClassNone},
+	// wide stops for the domain's dots, as IDNA reads them
+	{"用户@例子。广告", "", ClassEmail},
+	{"用户@例子．广告", "", ClassEmail},
+	{"用户@例子｡广告", "", ClassEmail},
+	{"zhang@mail。example。com", "", ClassEmail},
+	{"zhang＠example．com", "", ClassEmail},
+	{"请联系@张三。谢谢", "", ClassEmail}, // no telling it from 用户@例子。广告: see hasGluedEmail
+	{"用户@例子。", "", ClassNone},
+	{"用户@例子。。广告", "", ClassNone},
+	{"用户@。例子。广告", "", ClassNone},
+	{"用户。例子@广告", "", ClassNone},
+	{"@张三。谢谢", "", ClassNone},
+	{"请联系@张三。", "", ClassNone},
 	// spelled-out addresses: bracketed signs, or the words at and dot
 	{"alice(at)example.com", "", ClassEmail},
 	{"alice [at] example [dot] com", "", ClassEmail},
@@ -62,6 +75,8 @@ var detectCases = []struct {
 	{"(at)example.com", "", ClassNone},
 	{"find us at example.com", "", ClassNone}, // a bare at takes spelled dots only
 	{"alice at example.com", "", ClassNone},
+	{"alice at example。com", "", ClassNone}, // a wide stop is a dot
+	{"alice at mail。example dot com", "", ClassNone},
 	{"visit us at example dot com", "", ClassNone}, // a pronoun is no mailbox
 	{"meet at polka dot bar", "", ClassNone},       // bar: not a listed domain
 	{"look at the dot in the middle", "", ClassNone},
@@ -207,6 +222,23 @@ func TestFindSensitive(t *testing.T) {
 		{"meet @ 5pm at the café", ClassNone},
 		{"@handle said hi", ClassNone},
 		{"foo@bar is not an address", ClassNone},
+		// wide stops: an address, or a mention ending a sentence
+		{"联系：用户@例子。广告，谢谢", ClassEmail},
+		{"联系：用户＠例子。广告。谢谢", ClassEmail},
+		{"请发邮件到zhang@example。com。谢谢", ClassEmail},
+		{"邮箱：zhang＠mail．example．com", ClassEmail},
+		{"メール：ユーザー@例え｡テスト です", ClassEmail},
+		{"请联系@张三。谢谢", ClassEmail}, // see hasGluedEmail
+		{"感谢@张三。", ClassNone},
+		{"请联系 @张三。谢谢", ClassNone},
+		{"@张三。谢谢", ClassNone},
+		{"请联系@张三，谢谢。", ClassNone},
+		{"我很好。谢谢。", ClassNone},
+		{"价格 @ 5元。谢谢", ClassNone},
+		// glued to more text than a local part holds (64 bytes)
+		{"我们的团队今天已经把所有的报告都整理好了如果有问题请直接发邮件给用户@例子.广告", ClassEmail},
+		{"我们的团队今天已经把所有的报告都整理好了如果有问题请直接发邮件给用户@例子。广告", ClassEmail},
+		{"我们的团队今天已经把所有的报告都整理好了如果有问题请直接发邮件给zhang@example.com谢谢", ClassEmail},
 		// spelled-out addresses in text
 		{"reach me: alice(at)example.com", ClassEmail},
 		{"Contact alice [at] example [dot] com for access.", ClassEmail},
@@ -246,6 +278,21 @@ func TestFindSensitive(t *testing.T) {
 	for _, tc := range cases {
 		if got := findSensitive(tc.in); got != tc.want {
 			t.Errorf("findSensitive(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestEmailDomain(t *testing.T) {
+	cases := map[string]string{
+		"jane.doe@example.com":     "example.com",
+		"用户@例子。广告":                 "例子.广告",
+		"zhang@mail．example｡com":   "mail.example.com",
+		"zhang＠example．com":        "example.com",
+		"alice at example dot com": "example.com",
+	}
+	for in, want := range cases {
+		if got := emailDomain(in); got != want {
+			t.Errorf("emailDomain(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -308,11 +355,15 @@ func TestCoarseShape(t *testing.T) {
 
 // FuzzDetect checks that detection never panics, that what it calls a
 // card passes the Luhn check, that an email's domain (kept in profiles)
-// is a host name and a spelled-out address one without blanks that
+// is a host name written with plain dots and a spelled-out address one
+// without blanks that
 // masking finds, that masking replaces exactly what is found, and that a
 // shape keeps no digit or letter of the value.
 func FuzzDetect(f *testing.F) {
 	for _, tc := range detectCases {
+		f.Add(tc.in)
+	}
+	for _, tc := range spelledProseCases {
 		f.Add(tc.in)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -323,8 +374,8 @@ func FuzzDetect(f *testing.F) {
 				t.Fatalf("card %q fails Luhn", s)
 			}
 		}
-		if cs.has(ClassEmail) && !isDomain(emailDomain(s)) {
-			t.Fatalf("email %q has domain %q", s, emailDomain(s))
+		if d := emailDomain(s); cs.has(ClassEmail) && (!isDomain(d) || strings.ContainsAny(d, wideStops)) {
+			t.Fatalf("email %q has domain %q", s, d)
 		}
 		if a, ok := spelledEmail(s); ok {
 			if !isEmail(a) || strings.ContainsAny(a, " \t\r\n") {

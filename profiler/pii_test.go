@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // readCSV returns the header and records of a fixture.
@@ -325,6 +328,41 @@ func TestProfile_SensitiveSpellings(t *testing.T) {
 	md := outs["markdown"]
 	for _, s := range []string{"domains example.com", "<email>", "<national-id>", "late delivery",
 		"- 0 | <email> | <email> | <email> | " + zips[0] + " | " + refs[0], refs[0] + ".." + refs[len(refs)-1]} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the markdown lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestProfile_WideStopsAndSpelledProse: addresses written with wide stops
+// are withheld or masked and their domains kept with plain dots, while
+// prose holding a bare at and dot, and Chinese sentences ended by 。,
+// stay visible.
+func TestProfile_WideStopsAndSpelledProse(t *testing.T) {
+	wide := []string{"zhang@example。com", "li＠example．com", "wang@example｡com", "用户@例子。广告"}
+	notes := []string{"联系：用户@例子。广告，谢谢", "shop at amazon dot com", "我很好。谢谢", "alice at example dot com's inbox", "work at example dot org", "ok"}
+	var b strings.Builder
+	b.WriteString("id,who,notes\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%s,%s\n", i, wide[i%len(wide)], notes[i%len(notes)])
+	}
+	tp := profileFile(t, writeTemp(t, "wide.csv", b.String()))
+	s := col(tp, "who").Sensitive
+	if s == nil || s.Class != "email" {
+		t.Fatalf("who: sensitive = %+v, want email", s)
+	}
+	want := []ValueCount{{Value: "example.com", Count: 30}, {Value: "例子.广告", Count: 10}}
+	if diff := cmp.Diff(want, s.Domains, cmpopts.IgnoreUnexported(ValueCount{})); diff != "" {
+		t.Errorf("who: domains (-want +got):\n%s", diff)
+	}
+	if s := col(tp, "notes").Sensitive; s != nil {
+		t.Errorf("notes: sensitive = %+v, want none", s)
+	}
+	outs := profileOutputs(t, tp)
+	assertAbsent(t, outs, "who", wide)
+	assertAbsent(t, outs, "notes", []string{notes[0], notes[3], "用户", "alice"})
+	md := outs["markdown"]
+	for _, s := range []string{"<email>", "shop at amazon dot com", "我很好。谢谢", "work at example dot org"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("the markdown lacks %q:\n%s", s, md)
 		}

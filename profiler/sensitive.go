@@ -23,9 +23,10 @@ import (
 //   - its name says credentials (password, secret, api_key, token) and it
 //     is not a numeric or boolean column.
 //
-// Emails include internationalised addresses (jörg@bücher.de) and
-// addresses spelled out to dodge harvesters (alice [at] example [dot]
-// com; see spelled.go). Nine bare digits are a US social security number
+// Emails include internationalised addresses (jörg@bücher.de), ones
+// whose dots are the wide stops Chinese and Japanese input methods type
+// (用户@例子。广告) or glued to the text before them (see hasGluedEmail) and addresses spelled out to dodge
+// harvesters (alice [at] example [dot] com; see spelled.go). Nine bare digits are a US social security number
 // only in a column whose name hints one or after words naming one (SSN
 // 123456789), never by their values alone (see isNationalID).
 //
@@ -383,13 +384,13 @@ func findSensitive(s string) Class {
 	if cs := detectValue(s, 0) & strongValue; cs != 0 {
 		return firstClass(cs)
 	}
-	if hasSpelledEmail(s) {
+	if hasSpelledEmail(s) || hasGluedEmail(s) {
 		return ClassEmail
 	}
 	words := strings.FieldsFunc(s, isWordBreak)
 	for i, w := range words {
 		w = strings.Trim(w, "'")
-		w = strings.TrimRight(w, ".:!?")
+		w = cutPossessive(strings.TrimRight(w, ".:!?"))
 		w = strings.TrimPrefix(w, "mailto:")
 		if c := firstClass(detectValue(w, 0) & strongValue &^ (1 << nameDict)); c != ClassNone {
 			return c
@@ -419,6 +420,56 @@ func findSensitive(s string) Class {
 		}
 	}
 	return ClassNone
+}
+
+// hasGluedEmail reports whether s holds an address its words do not
+// show: one whose domain has a wide stop (联系：用户@例子。广告，谢谢), as
+// free text is cut into words at wide stops, which end sentences in
+// Chinese and Japanese; or one glued to the text before it, which has
+// no spaces between words in those languages (这是我的邮箱用户@例子.广告).
+// So the address is read around each @ or ＠: its local part the at
+// most 64 bytes of runes a local part may hold before it, its domain the
+// labels, dots and wide stops after it, without a closing stop.
+//
+// A mention with text glued before its @ and a sentence after its stop
+// reads as an address too: 请联系@张三。谢谢 is 请联系@张三.谢谢. Nothing in
+// its spelling tells it from 用户@例子。广告, so it is masked: that hides a
+// sentence (and a mention names a person anyway), where reading it as
+// prose would show an address. A mention with nothing glued before the @
+// (请联系 @张三。谢谢, @张三。谢谢), or whose stop ends the text
+// (请联系@张三。), is no address.
+func hasGluedEmail(s string) bool {
+	for at, sign := range s {
+		if sign != '@' && sign != '＠' {
+			continue
+		}
+		start := at
+		for start > 0 {
+			r, n := utf8.DecodeLastRuneInString(s[:start])
+			if !isLocalRune(r) || at-(start-n) > maxLocalPart {
+				break
+			}
+			start -= n
+		}
+		domain := s[at+utf8.RuneLen(sign):]
+		if end := strings.IndexFunc(domain, notDomainRune); end >= 0 {
+			domain = domain[:end]
+		}
+		if isEmail(s[start:at] + "@" + trimLabelEnd(domain)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLocalPart is the longest local part of an address, in bytes (RFC
+// 5321).
+const maxLocalPart = 64
+
+// notDomainRune reports whether r can be no part of a domain: no label
+// rune, hyphen, dot or wide stop.
+func notDomainRune(r rune) bool {
+	return notLabelRune(r) && !strings.ContainsRune("-."+wideStops, r)
 }
 
 // isWordBreak reports whether r separates the words of free text: a

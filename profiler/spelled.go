@@ -17,10 +17,27 @@ import (
 //   - its @ is the word at (or AT). Prose holds "at" everywhere and "dot"
 //     now and then, so then every dot of the domain is the word dot
 //     (find us at example.com is prose), the top-level domain is one of
-//     spelledTLDs (meet at polka dot bar is prose), the mailbox is no
-//     pronoun (visit us at example dot com) and no label is an article
-//     or a determiner (look at the dot in the middle, the dot com
-//     bubble).
+//     spelledTLDs (meet at polka dot bar is prose), no label is an
+//     article or a determiner (look at the dot in the middle, the dot com
+//     bubble), and the mailbox reads as no word of the sentence: it is
+//     no pronoun (visit us at example dot com, thanks to everyone at
+//     example dot org), no word English puts before at
+//     (shop at amazon dot com, she worked at example dot org, sign up at
+//     example dot com, tickets are available at example dot com; see
+//     atWords) nor a contracted be (I'm at example dot com), and follows
+//     no determiner, which makes it a noun (the folks at example dot
+//     com, a friend at google dot com).
+//
+// A mailbox is a name, initials or a role far more often than it is one
+// of those words, and the words are chosen to be neither first names
+// (mark, will and sue are not among them) nor the roles mailboxes are
+// named after (info, sales, help, contact, jobs, orders are not), so
+// mark at example dot com, info at example dot com and jobs at google
+// dot com stay masked. A mailbox of several words (j.smith, alice dot
+// smith) is never prose.
+//
+// The top-level domain may end in a possessive: alice at example dot
+// com's inbox is alice@example.com.
 
 // spellTok is a word of a text, or a sign in it: an @ (written @, ＠,
 // (at) or at) or a dot written (dot) or dot.
@@ -177,8 +194,8 @@ func addressAt(toks []spellTok, k int) (addr string, start, end int, ok bool) {
 	var domain strings.Builder
 	for j := k + 1; j < len(toks) && toks[j].sign == 0; j += 2 {
 		domain.WriteString(toks[j].word)
-		a := mailbox + "@" + strings.TrimRightFunc(domain.String(), notLabelRune)
-		if isEmail(a) && (!toks[k].bare || bareSpelling(toks[start:j+1], k-start)) {
+		a := mailbox + "@" + trimLabelEnd(domain.String())
+		if isEmail(a) && (!toks[k].bare || bareSpelling(toks, start, k, j+1)) {
 			addr, end, ok = a, j+1, true
 		}
 		if j+1 == len(toks) || toks[j+1].sign != '.' {
@@ -203,25 +220,73 @@ func joinTokens(toks []spellTok) string {
 	return b.String()
 }
 
-// bareSpelling reports whether an address whose @ (at run[at]) is the
-// word at keeps to the rules of that spelling (see above): its domain's
-// dots are the word dot, no label is an article, the top-level domain is
-// one of spelledTLDs and a one-word mailbox is no pronoun.
-func bareSpelling(run []spellTok, at int) bool {
-	if len(run)-at < 4 || at == 1 && spelledPronouns[strings.ToLower(trimMailbox(run[0].word))] {
+// bareSpelling reports whether the address toks[start:end], whose @
+// toks[at] is the word at, keeps to the rules of that spelling (see
+// above): its domain's dots are the word dot, no label is an article,
+// the top-level domain is one of spelledTLDs, and its mailbox is no word
+// of the sentence around it.
+func bareSpelling(toks []spellTok, start, at, end int) bool {
+	if end-at < 4 || at-start == 1 && inSentence(toks, start) {
 		return false
 	}
 	label := ""
-	for i := at + 1; i < len(run); i += 2 {
-		label = strings.ToLower(strings.TrimRightFunc(run[i].word, notLabelRune))
-		if strings.ContainsAny(label, ".@") || spelledArticles[label] {
+	for i := at + 1; i < end; i += 2 {
+		label = strings.ToLower(trimLabelEnd(toks[i].word))
+		if strings.ContainsAny(label, ".@"+wideStops) || spelledArticles[label] {
 			return false
 		}
-		if i+1 < len(run) && !run[i+1].bare {
+		if i+1 < end && !toks[i+1].bare {
 			return false
 		}
 	}
 	return spelledTLDs[label]
+}
+
+// inSentence reports whether the word toks[i] before a bare at is a word
+// of the sentence rather than a mailbox: a pronoun, one of atWords or an
+// inflection of one, a contracted be (I'm, we’re, she's), or a noun after
+// a determiner.
+func inSentence(toks []spellTok, i int) bool {
+	w := strings.ToLower(trimMailbox(strings.ReplaceAll(toks[i].word, "’", "'")))
+	return spelledPronouns[w] || isAtWord(w) ||
+		strings.HasSuffix(w, "'m") || strings.HasSuffix(w, "'re") || strings.HasSuffix(w, "'s") ||
+		i > 0 && toks[i-1].sign == 0 && spelledDeterminers[strings.ToLower(toks[i-1].word)]
+}
+
+// isAtWord reports whether the lower-case w is one of atWords or a
+// regular inflection of one: shops, shopped, shopping, lived, living,
+// studies, studied.
+func isAtWord(w string) bool {
+	if atWords[w] {
+		return true
+	}
+	for _, suffix := range []string{"s", "es", "ed", "ing"} {
+		stem, ok := strings.CutSuffix(w, suffix)
+		if !ok || len(stem) < 2 {
+			continue
+		}
+		n := len(stem)
+		if atWords[stem] || atWords[stem+"e"] || stem[n-1] == stem[n-2] && atWords[stem[:n-1]] || stem[n-1] == 'i' && atWords[stem[:n-1]+"y"] {
+			return true
+		}
+	}
+	return false
+}
+
+// trimLabelEnd returns w without what cannot end a host name: trailing
+// punctuation and a possessive (example.com's, example.com’s).
+func trimLabelEnd(w string) string {
+	return strings.TrimRightFunc(cutPossessive(strings.TrimRightFunc(w, notLabelRune)), notLabelRune)
+}
+
+// cutPossessive returns w without a trailing possessive 's or ’s.
+func cutPossessive(w string) string {
+	for _, p := range []string{"'s", "’s", "'S", "’S"} {
+		if t, ok := strings.CutSuffix(w, p); ok {
+			return t
+		}
+	}
+	return w
 }
 
 // trimMailbox returns the end of w made of runes a local part may hold:
@@ -251,8 +316,31 @@ func notLabelRune(r rune) bool {
 var spelledTLDs = wordSet("com net org edu gov mil info biz io co eu uk de fr nl ch es pt ie se dk fi pl cz ru jp cn kr au nz ca br mx ar za")
 
 // spelledPronouns are words before at that name no mailbox: visit us at
-// example dot com.
-var spelledPronouns = wordSet("i me you he him she her it we us they them")
+// example dot com, thanks to everyone at example dot org.
+var spelledPronouns = wordSet("i me you he him she her it we us they them " +
+	"everyone everybody someone somebody anyone anybody nobody")
+
+// spelledDeterminers are words that make the word after them a noun, so
+// no mailbox: the folks at example dot com, our friends at example dot
+// org. That and her are not among them: they also start a clause or end
+// a verb's object (he said that bob at example dot com replied).
+var spelledDeterminers = wordSet("a an the this these those my your his its our their some any each every many several other")
+
+// atWords are words English puts before at, so that the word before a
+// bare at is one of them, or an inflection of one (isAtWord), in prose
+// far more often than it is a mailbox: verbs of doing something
+// somewhere (shop at amazon dot com, worked at example dot org, sign up
+// at), the verb be (tickets are at), and adverbs and adjectives (online
+// at, available at, more at). None of them is a first name (firstNames)
+// or a common role mailbox (info, sales, help, contact, jobs, orders,
+// bookings, post, news).
+var atWords = wordSet("shop work meet look buy sell trade live stay sleep eat dine drink arrive " +
+	"find read browse search apply register enrol enroll subscribe sign log download stream watch listen " +
+	"donate play study teach train learn intern volunteer serve perform graduate park stop start wait " +
+	"sit stand gather hang laugh point stare smile aim bank save spend pay get join vote bid locate base " +
+	"met ate bought sold slept found held sat stood taught paid got spent " +
+	"be is am are was were been being " +
+	"up in on out online here there now also only still just more available cheaper")
 
 // spelledArticles are words after at that name no host: look at the dot
 // in the middle.
