@@ -48,6 +48,8 @@ test-deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		scripts/install-pgvector.sh; \
 		scripts/install-chromium.sh; \
+		command -v ip >/dev/null 2>&1 || apt-get -q -y install iproute2 >/dev/null 2>&1 || \
+			{ apt-get -q -y update >/dev/null && apt-get -q -y install iproute2 >/dev/null; }; \
 	fi
 	@if command -v npm >/dev/null 2>&1; then \
 		scripts/install-inspector.sh >/dev/null; \

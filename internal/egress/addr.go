@@ -18,9 +18,12 @@ type Policy struct {
 	resolver *net.Resolver
 	adhoc    map[string]bool // credentials added by WithCredentials, not configured
 	// interfaceAddrs lists this machine's addresses; nil is
-	// net.InterfaceAddrs. Tests set it to check the logic on a machine
-	// whose own addresses are all refused anyway.
+	// net.InterfaceAddrs. toSelf reports whether the kernel delivers
+	// packets for an address to the machine itself; nil is
+	// routedToSelf. Tests set them to check the logic on a machine whose
+	// own addresses are all refused anyway.
 	interfaceAddrs func() ([]net.Addr, error)
+	toSelf         func(netip.Addr) (bool, error)
 }
 
 // New compiles c. It fails with c.Validate's error when c is invalid.
@@ -214,20 +217,33 @@ func classify(a netip.Addr) string {
 	return ""
 }
 
+// ownAddrs tells this machine's own addresses.
+type ownAddrs struct {
+	addrs map[netip.Addr]bool // the interfaces' addresses, IPv4 unmapped
+	// toSelf reports whether the kernel delivers a packet for an address
+	// to this machine itself.
+	toSelf func(netip.Addr) (bool, error)
+}
+
 // localAddrs returns the addresses assigned to this machine's interfaces,
-// IPv4 unmapped. It reads them afresh on every call: interfaces and their
-// addresses change (DHCP, IPv6 temporary addresses, VPNs), and the read
-// costs tens of microseconds, less than the connection it guards.
-func (p *Policy) localAddrs() (map[netip.Addr]bool, error) {
+// and asks the kernel about the others (routedToSelf). It reads them
+// afresh on every call: interfaces, addresses and routes change (DHCP,
+// IPv6 temporary addresses, VPNs), and the read costs tens of
+// microseconds, less than the connection it guards.
+func (p *Policy) localAddrs() (ownAddrs, error) {
 	list := p.interfaceAddrs
 	if list == nil {
 		list = net.InterfaceAddrs
 	}
+	own := ownAddrs{toSelf: p.toSelf}
+	if own.toSelf == nil {
+		own.toSelf = routedToSelf
+	}
 	addrs, err := list()
 	if err != nil {
-		return nil, err
+		return ownAddrs{}, err
 	}
-	set := make(map[netip.Addr]bool, len(addrs))
+	own.addrs = make(map[netip.Addr]bool, len(addrs))
 	for _, a := range addrs {
 		var ip net.IP
 		switch a := a.(type) {
@@ -237,21 +253,32 @@ func (p *Policy) localAddrs() (map[netip.Addr]bool, error) {
 			ip = a.IP
 		}
 		if x, ok := netip.AddrFromSlice(ip); ok {
-			set[x.Unmap()] = true
+			own.addrs[x.Unmap()] = true
 		}
 	}
-	return set, nil
+	return own, nil
+}
+
+// holds reports whether a is one of own's addresses or routed to the
+// machine itself.
+func (own ownAddrs) holds(a netip.Addr) (bool, error) {
+	if own.addrs[a] {
+		return true, nil
+	}
+	return own.toSelf(a)
 }
 
 // isLocal reports whether a, or the IPv4 address it spells or embeds, is
-// in local.
-func isLocal(a netip.Addr, local map[netip.Addr]bool) bool {
+// one of own.
+func isLocal(a netip.Addr, own ownAddrs) (bool, error) {
 	a = a.WithZone("").Unmap()
-	if local[a] {
-		return true
+	if mine, err := own.holds(a); mine || err != nil {
+		return mine, err
 	}
-	v4, ok := embeddedIPv4(a)
-	return ok && local[v4]
+	if v4, ok := embeddedIPv4(a); ok {
+		return own.holds(v4)
+	}
+	return false, nil
 }
 
 // refusal returns why the policy refuses to dial addrs, the addresses of
@@ -259,8 +286,9 @@ func isLocal(a netip.Addr, local map[netip.Addr]bool) bool {
 // that AllowedHosts does not name may be neither refused by default
 // (classify) nor one of this machine's own, which would reach services
 // listening on all interfaces. The interfaces are read at most once per
-// call, and only when a public address needs the check; when they cannot
-// be read, the address is refused.
+// call, and only when a public address needs the check; when they, or
+// the kernel's route to an address, cannot be read, the address is
+// refused.
 func (p *Policy) refusal(addrs []netip.Addr, port int) string {
 	var public []netip.Addr
 	for _, a := range addrs {
@@ -280,7 +308,11 @@ func (p *Policy) refusal(addrs []netip.Addr, port int) string {
 		return "could not be told apart from this machine's own addresses (its network interfaces cannot be read)"
 	}
 	for _, a := range public {
-		if isLocal(a, local) {
+		mine, err := isLocal(a, local)
+		if err != nil {
+			return "could not be told apart from this machine's own addresses (its routes cannot be read)"
+		}
+		if mine {
 			return "is an address of this machine"
 		}
 	}

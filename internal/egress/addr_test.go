@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,6 +417,8 @@ func ifaceAddrs(ss ...string) []net.Addr {
 func TestPolicy_Resolve_OwnAddress(t *testing.T) {
 	ctx := context.Background()
 	own := ifaceAddrs("127.0.0.1", "::1", "8.8.4.4", "2606:4700::1", "fe80::1")
+	// Prefixes routed to the machine itself, on no interface (AnyIP).
+	routed := []netip.Prefix{netip.MustParsePrefix("9.9.9.0/24"), netip.MustParsePrefix("2a00:1450::/64")}
 	resolver := fakeResolver(t, map[string][][]netip.Addr{
 		"public.test": {addrs("8.8.8.8", "2606:4700::2")},
 		"own.test":    {addrs("8.8.4.4")},
@@ -432,10 +435,13 @@ func TestPolicy_Resolve_OwnAddress(t *testing.T) {
 		}
 		p.resolver = resolver
 		p.interfaceAddrs = func() ([]net.Addr, error) { return own, nil }
+		p.toSelf = func(a netip.Addr) (bool, error) {
+			return slices.ContainsFunc(routed, func(p netip.Prefix) bool { return p.Contains(a) }), nil
+		}
 		return p
 	}
 	deny := policy()
-	allow := policy("8.8.4.4:8765", "2606:4700::/32", "own.test")
+	allow := policy("8.8.4.4:8765", "2606:4700::/32", "own.test", "9.9.9.9")
 	const mine = "an address of this machine"
 	for _, tc := range []struct {
 		name   string
@@ -455,6 +461,14 @@ func TestPolicy_Resolve_OwnAddress(t *testing.T) {
 		{"own v6", deny, "[2606:4700::1]", 443, mine},
 		{"own loopback", deny, "127.0.0.1", 80, "loopback"},
 		{"own link-local", deny, "fe80::1", 80, "link-local"},
+		{"routed", deny, "9.9.9.77", 80, "refused: 9.9.9.77 is " + mine},
+		{"routed mapped", deny, "::ffff:9.9.9.77", 80, mine},
+		{"routed nat64", deny, "64:ff9b::909:94d", 80, mine},
+		{"routed v6", deny, "[2a00:1450::5]", 443, mine},
+		{"next to routed", deny, "9.9.10.1", 80, ""},
+		{"next to routed v6", deny, "[2a00:1450:0:1::5]", 443, ""},
+		{"routed allowed", allow, "9.9.9.9", 80, ""},
+		{"routed not allowed", allow, "9.9.9.10", 80, mine},
 		{"other", deny, "8.8.8.8", 8765, ""},
 		{"other v6", deny, "2606:4700::2", 443, ""},
 		{"name", deny, "own.test", 80, "refused: own.test resolves to " + mine},
@@ -504,6 +518,8 @@ func TestPolicy_Resolve_OwnAddressChanges(t *testing.T) {
 		ifErr  error
 	)
 	p.interfaceAddrs = func() ([]net.Addr, error) { return ifaces, ifErr }
+	var routesErr error
+	p.toSelf = func(netip.Addr) (bool, error) { return false, routesErr }
 	for _, tc := range []struct {
 		name   string
 		ifaces []net.Addr
@@ -532,6 +548,13 @@ func TestPolicy_Resolve_OwnAddressChanges(t *testing.T) {
 			t.Errorf("%s: Resolve(%s:%d) = %v, want a refusal mentioning %q", tc.name, tc.host, tc.port, err, tc.refuse)
 		}
 	}
+	// Routes that cannot be read refuse an address not allowed, as
+	// interfaces that cannot be read do.
+	ifaces, ifErr, routesErr = own, nil, errors.New("netlink: permission denied")
+	const want = "1.1.1.1 could not be told apart from this machine's own addresses (its routes cannot be read)"
+	if _, err := p.Resolve(ctx, "1.1.1.1", 80); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("unreadable routes: Resolve(1.1.1.1:80) = %v, want a refusal mentioning %q", err, want)
+	}
 }
 
 // TestPolicy_OwnAddress_Interfaces: on the machine the test runs on, the
@@ -556,7 +579,7 @@ func TestPolicy_OwnAddress_Interfaces(t *testing.T) {
 		}
 		ip, _ := netip.AddrFromSlice(n.IP)
 		ip = ip.Unmap()
-		if !local[ip] {
+		if !local.addrs[ip] {
 			t.Errorf("localAddrs() lacks %s", ip)
 		}
 		hosts := []string{ip.String()}
