@@ -162,7 +162,9 @@ type MemoryBinder interface {
 // other process runs Exclusive on the same memory, so that reading the
 // index state and applying the changes up to a commit is one step: the
 // mirror applies each commit's changes once, whichever replica gets there
-// first, and never rebuilds because another replica is ahead.
+// first, and never rebuilds because another replica is ahead. Writes with
+// a remote take their turns in it too (a fetch and a push run inside it),
+// so that replicas racing for the remote's branch each get to write.
 type SharedIndex interface {
 	Index
 	// Exclusive runs fn while no other process's Exclusive on the same

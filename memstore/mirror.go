@@ -28,6 +28,10 @@ type mirror struct {
 	emb   Embedder
 	log   *slog.Logger
 
+	// turn is set while the store's write turn holds idx's Exclusive
+	// (Store.writeTurn), which syncShared then does not take again.
+	turn bool
+
 	// indexed caches the commit the index is known to mirror; nil or zero
 	// means "ask the index", which is what happens after any failure. It is
 	// written under Store.mu and read without it by searches.
@@ -121,7 +125,11 @@ func (m *mirror) syncShared(ctx context.Context, sh SharedIndex, progress Progre
 			m.setAt(plumbing.ZeroHash)
 		}
 	}()
-	return sh.Exclusive(ctx, func(ctx context.Context) error {
+	exclusive := sh.Exclusive
+	if m.turn {
+		exclusive = func(ctx context.Context, fn func(ctx context.Context) error) error { return fn(ctx) }
+	}
+	return exclusive(ctx, func(ctx context.Context) error {
 		head, err := m.store.git.headCommit()
 		if err != nil {
 			return err

@@ -268,3 +268,56 @@ func TestRemote_SharedIndexOnce(t *testing.T) {
 }
 
 func removeFile(p string) error { return os.Remove(p) }
+
+// TestRemote_SharedIndexTakesTurns: replicas that share an index take
+// turns to write. A write on a replica behind the remote catches up
+// before it pushes, and writers on every replica at once push one after
+// another, so that no push of theirs loses the race for the remote's
+// branch (a losing replica could otherwise keep losing to one whose
+// writes keep landing).
+func TestRemote_SharedIndexTakesTurns(t *testing.T) {
+	srv := gittest.NewServer(t)
+	idx, err := sqliteindex.Open(filepath.Join(t.TempDir(), "shared.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	work := &indexWork{replaces: map[string]int{}}
+	stores := make([]*memstore.Store, 3)
+	for i := range stores {
+		w := &sharedIndex{Index: idx, work: work}
+		stores[i] = mustReplica(t, t.TempDir(), srv.URL, replicaOpts{wrap: func(memstore.Index) memstore.Index { return w }})
+	}
+	start := len(srv.Updates())
+
+	mustCreate(t, stores[0], "/memories/notes/first.md", "# First\n")
+	mustCreate(t, stores[1], "/memories/notes/second.md", "# Second\n") // a write behind the remote
+	const writers, writes = 3, 4
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		for w := range writers {
+			wg.Go(func() {
+				for n := range writes {
+					p := fmt.Sprintf("/memories/notes/r%d-w%d-%d.md", i, w, n)
+					if _, err := s.Create(context.Background(), p, "# Note\n", nil); err != nil {
+						t.Errorf("Create(%s): %v", p, err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	ups := srv.Updates()[start:]
+	if got, want := len(ups), 2+len(stores)*writers*writes; got != want {
+		t.Errorf("%d pushes for %d writes, want one each", got, want)
+	}
+	for i := 1; i < len(ups); i++ {
+		if ups[i].Old != ups[i-1].New {
+			t.Errorf("push %d lost the race: prepared on %.12s, the remote was at %.12s", i, ups[i].Old, ups[i-1].New)
+		}
+	}
+	if got, want := srv.Head(t, "main"), ups[len(ups)-1].New; got != want {
+		t.Errorf("the remote is at %s, the last push was %s", got, want)
+	}
+}

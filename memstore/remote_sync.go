@@ -300,6 +300,44 @@ func (s *Store) takeBack() {
 	_ = os.Remove(s.journalPath())
 }
 
+// writeTurn runs fn, a write's attempts, in this replica's turn to write
+// when the replicas share an index: inside the index's Exclusive, once the
+// local branch is level with the remote's. Without turns, replicas racing
+// for the remote's branch are not fair: one whose write just landed
+// prepares its next write on the head it pushed and pushes at once, while
+// one whose push lost must fetch and catch up first, and so keeps losing
+// to the first for as long as that one has writes queued. In its turn a
+// write lands at its first push, and the replicas' writes wait for each
+// other in the order Exclusive grants it (Postgres queues the waiters of
+// an advisory lock). Without a remote or a shared index, or when Exclusive
+// cannot be had (the database is down), fn runs at once and the push's
+// compare-and-swap alone keeps the writes apart.
+func (s *Store) writeTurn(ctx context.Context, fn func() error) error {
+	if s.remote == nil || len(s.mirrors) == 0 {
+		return fn()
+	}
+	m := s.mirrors[0]
+	sh, ok := m.idx.(SharedIndex)
+	if !ok {
+		return fn()
+	}
+	ran := false
+	err := sh.Exclusive(ctx, func(context.Context) error {
+		ran = true
+		m.turn = true
+		defer func() { m.turn = false }()
+		if _, err := s.pullLocked(ctx); err != nil {
+			return err
+		}
+		return fn()
+	})
+	if !ran && ctx.Err() == nil {
+		s.log.Warn("the replicas' write turn cannot be taken; writing without it", logKeyErr, err)
+		return fn()
+	}
+	return err
+}
+
 // retryPause is how long a write whose push lost a race waits before it is
 // prepared again, so that replicas racing for the remote spread out.
 func retryPause(attempt int) time.Duration {

@@ -511,12 +511,21 @@ const maxRemoteMoves = 100
 // (errHeadMoved: a commit made outside selmem's lock) is prepared again on
 // the new HEAD.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
+	return s.lockedAs(ctx, false, fn)
+}
+
+// lockedAs is locked; a write (write true) also waits for the replicas'
+// write turn (writeTurn) and keeps it while it is prepared again.
+func (s *Store) lockedAs(ctx context.Context, write bool, fn func() error) error {
 	return s.withLock(ctx, func() error {
 		if err := s.repairWorking(); err != nil {
 			s.workingStale.Store(true)
 			return repairFailed(err)
 		}
 		s.workingStale.Store(false)
+		if write {
+			return s.writeTurn(ctx, func() error { return s.retryMoved(ctx, fn) })
+		}
 		return s.retryMoved(ctx, fn)
 	})
 }
@@ -530,6 +539,8 @@ func (s *Store) withLock(ctx context.Context, fn func() error) error {
 	if s.closed {
 		return errClosed
 	}
+	// A caller that gave up while it waited (its client's time-out, a
+	// cancelled request) has its write not made.
 	if err := s.lock.acquire(ctx); err != nil {
 		return err
 	}
@@ -574,7 +585,7 @@ var errClosed = &Error{Kind: ErrInvalid, Msg: "Error: the memory store is closed
 // lockedWrite is locked for a write that returns a WriteResult.
 func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error)) (WriteResult, error) {
 	var res WriteResult
-	err := s.locked(ctx, func() error {
+	err := s.lockedAs(ctx, true, func() error {
 		s.routed = nil
 		var err error
 		res, err = fn()

@@ -30,8 +30,9 @@
 // with search_path set to it; the vector extension is shared, in public.
 // Memories sharing one database never read, write or rebuild each other's
 // rows. Replicas of one memory share its schema: Exclusive serialises their
-// index updates with an advisory lock, and Publish and Subscribe carry new
-// commits between them over LISTEN/NOTIFY.
+// index updates, and their writes' turns at the memory's remote, with an
+// advisory lock, and Publish and Subscribe carry new commits between them
+// over LISTEN/NOTIFY.
 //
 // It owns the tables of its schema: embedded SQL migrations applied in
 // order under an advisory lock and recorded in selmem_schema_migrations,
