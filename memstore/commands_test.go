@@ -228,6 +228,26 @@ func TestStore_WritesAreCommits(t *testing.T) {
 	}
 }
 
+// TestStore_GaveUpWritesNothing: a write whose caller gave up before it
+// got the store's lock (its request cancelled while it waited behind
+// others) is not made: no commit, no file.
+func TestStore_GaveUpWritesNothing(t *testing.T) {
+	s := newStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := commitCount(t, s)
+	p := "/memories/notes/late.md"
+	if _, err := s.Create(ctx, p, "# Late\n", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Create with a cancelled context = %v, want context.Canceled", err)
+	}
+	if got := commitCount(t, s); got != before {
+		t.Errorf("%d commits made", got-before)
+	}
+	if _, err := s.View(context.Background(), p, nil); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("View(%s) = %v, want ErrNotFound", p, err)
+	}
+}
+
 func TestStore_ExpectedSHA(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()

@@ -541,6 +541,9 @@ func (s *Store) withLock(ctx context.Context, fn func() error) error {
 	}
 	// A caller that gave up while it waited (its client's time-out, a
 	// cancelled request) has its write not made.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := s.lock.acquire(ctx); err != nil {
 		return err
 	}
