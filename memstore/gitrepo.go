@@ -41,6 +41,9 @@ type gitRepo struct {
 	// failFlush, set by tests, is asked before a ref's directory is
 	// flushed after a move: an error fails the flush as a disk error would.
 	failFlush func(dir string) error
+	// failObject, set by tests, is asked before each new object is
+	// written: an error fails the write as a full disk would.
+	failObject func() error
 }
 
 // headCommit returns the branch's commit. The branch always exists once

@@ -367,6 +367,11 @@ func (g *gitRepo) putObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	if err := g.repo.Storer.HasEncodedObject(h); err == nil {
 		return h, nil
 	}
+	if g.failObject != nil {
+		if err := g.failObject(); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
 	if _, err := g.repo.Storer.SetEncodedObject(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}

@@ -226,8 +226,14 @@ type looseStorer struct {
 	g *gitRepo
 }
 
+// SetEncodedObject stores o; a failure is this home's (a full disk), not
+// the remote's: a *localWriteError.
 func (s looseStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	return s.g.putObject(o)
+	h, err := s.g.putObject(o)
+	if err != nil {
+		return h, &localWriteError{err}
+	}
+	return h, nil
 }
 
 // errPushRefused is a push the remote refused for a reason other than a

@@ -31,6 +31,11 @@ const logKeyRemote = "remote"
 func (r *replica) cloneRemote(ctx context.Context, dir string, sync bool, meta commitMeta) error {
 	return buildRepo(dir, sync, "clone", func(g *gitRepo, tmp string) (plumbing.Hash, commitMeta, error) {
 		head, err := r.fetch(ctx, g, plumbing.ZeroHash)
+		if isLocalWrite(err) {
+			return head, meta, &Error{Kind: ErrUnavailable,
+				Msg:  "Error: this home could not store the memory its remote sent (" + withoutPath(err).Error() + ").",
+				Hint: "Free space on the disk holding the home (or fix what the error names), then start again.", Err: err}
+		}
 		if err != nil {
 			return head, meta, &Error{Kind: ErrUnavailable,
 				Msg:  "Error: the memory's remote repository cannot be reached, and this home holds no copy of the memory yet.",
@@ -80,7 +85,9 @@ func checkout(g *gitRepo, dir string, h plumbing.Hash) error {
 func (s *Store) fetchLocked(ctx context.Context, have plumbing.Hash) (plumbing.Hash, error) {
 	head, err := s.remote.fetch(ctx, &s.git, have)
 	if err == nil && s.git.sync {
-		err = syncAll(s.git.objectPaths())
+		if err = syncAll(s.git.objectPaths()); err != nil {
+			err = &localWriteError{err}
+		}
 	}
 	if err != nil {
 		s.git.dropObjects()
@@ -88,6 +95,18 @@ func (s *Store) fetchLocked(ctx context.Context, have plumbing.Hash) (plumbing.H
 	}
 	s.git.keepObjects()
 	return head, nil
+}
+
+// fetchFailed is the error of a fetch that failed: the remote could not be
+// reached, or this home could not store what it sent (a full disk), which
+// is no fault of the remote's.
+func (s *Store) fetchFailed(what string, err error) error {
+	if !isLocalWrite(err) {
+		return s.remote.unavailable(what, err)
+	}
+	return &Error{Kind: ErrUnavailable,
+		Msg:  "Error: " + what + ": this home could not store what the memory's remote sent (" + withoutPath(err).Error() + ").",
+		Hint: "Free space on the disk holding the memory (or fix what the error names), then retry; reads and searches still work. Nothing was changed locally.", Err: err}
 }
 
 // pullLocked brings the local branch level with the remote's: a
@@ -103,7 +122,7 @@ func (s *Store) pullLocked(ctx context.Context) (SyncResult, error) {
 		res := SyncResult{From: head.Hash.String(), To: head.Hash.String()}
 		remote, err := s.fetchLocked(ctx, head.Hash)
 		if err != nil {
-			return res, s.remote.unavailable("the memory could not be brought up to date", err)
+			return res, s.fetchFailed("the memory could not be brought up to date", err)
 		}
 		rel := relDescendant // an empty remote: everything local is ahead
 		if !remote.IsZero() {

@@ -3,10 +3,13 @@ package memstore_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +25,7 @@ type replicaOpts struct {
 	wrap  func(memstore.Index) memstore.Index
 	feed  memstore.ChangeFeed // the remote's feed
 	poll  time.Duration
+	set   func(*memstore.Options) // changes the options, e.g. a test hook
 }
 
 // openReplica opens the store at home as a replica of the remote at url.
@@ -47,12 +51,70 @@ func openReplica(t testing.TB, home, url string, o replicaOpts) (*memstore.Store
 		}
 		opts.Index, opts.Embedder = i, embedder.NewBuiltin()
 	}
+	if o.set != nil {
+		o.set(opts)
+	}
 	s, err := memstore.Open(context.Background(), home, opts)
 	if err != nil {
 		return nil, err
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
 	return s, nil
+}
+
+// TestRemote_FetchOnFullDisk: a sync whose fetched objects this home
+// cannot store (a full disk) says so, not that the remote cannot be
+// reached, names no host path, and changes nothing locally; once the
+// objects can be stored, the same sync catches up.
+func TestRemote_FetchOnFullDisk(t *testing.T) {
+	srv := gittest.NewServer(t)
+	var full atomic.Bool
+	a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{set: func(o *memstore.Options) {
+		memstore.FailObjectWrites(o, func() error {
+			if full.Load() {
+				return &fs.PathError{Op: "write", Path: "/home/alice/.selmem/memory/.git/objects/ab/cdef", Err: syscall.ENOSPC}
+			}
+			return nil
+		})
+	}})
+	b := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{})
+	const p = "/memories/notes/from-b.md"
+	mustCreate(t, b, p, "# From b\n")
+	before, err := a.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	full.Store(true)
+	_, err = a.Sync(context.Background())
+	if !errors.Is(err, memstore.ErrUnavailable) {
+		t.Fatalf("Sync on a full disk = %v, want ErrUnavailable", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"could not store what the memory's remote sent", "no space left on device", "Free space"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	for _, not := range []string{"cannot be reached", "/home/alice"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("error %q holds %q", msg, not)
+		}
+	}
+	if after, _ := a.Head(); after != before {
+		t.Errorf("the failed sync moved the branch from %s to %s", before, after)
+	}
+	if _, err := a.View(context.Background(), p, nil); !errors.Is(err, memstore.ErrNotFound) {
+		t.Errorf("View(%s) after the failed sync = %v, want ErrNotFound", p, err)
+	}
+
+	full.Store(false)
+	if _, err := a.Sync(context.Background()); err != nil {
+		t.Fatalf("Sync once there is room: %v", err)
+	}
+	if _, err := a.View(context.Background(), p, nil); err != nil {
+		t.Errorf("View(%s) after the sync: %v", p, err)
+	}
 }
 
 // mustReplica is openReplica failing the test on error.

@@ -109,6 +109,9 @@ type Options struct {
 	// failFlush, set by tests, is asked before the directory of a ref
 	// just moved is flushed (gitRepo.failFlush).
 	failFlush func(dir string) error
+	// failObject, set by tests, is asked before each new object is
+	// written (gitRepo.failObject).
+	failObject func() error
 }
 
 // DefaultProposalThreshold is Options.ProposalThreshold's default.
@@ -233,7 +236,7 @@ func Open(ctx context.Context, home string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.git = gitRepo{repo: repo, gitDir: gitDir, sync: sync, failFlush: s.opts.failFlush}
+	s.git = gitRepo{repo: repo, gitDir: gitDir, sync: sync, failFlush: s.opts.failFlush, failObject: s.opts.failObject}
 	s.closeRepo = closeRepo
 	if s.lock, err = openLock(filepath.Join(s.dir, ".git", lockName)); err != nil {
 		_ = closeRepo()
