@@ -225,6 +225,7 @@ func TestFindSensitive(t *testing.T) {
 		// wide stops: an address, or a mention ending a sentence
 		{"联系：用户@例子。广告，谢谢", ClassEmail},
 		{"联系：用户＠例子。广告。谢谢", ClassEmail},
+		{"联系：用户＠例子.广告，谢谢", ClassEmail},
 		{"请发邮件到zhang@example。com。谢谢", ClassEmail},
 		{"邮箱：zhang＠mail．example．com", ClassEmail},
 		{"メール：ユーザー@例え｡テスト です", ClassEmail},
