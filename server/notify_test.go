@@ -120,8 +120,8 @@ func TestServe_ListChangedOncePerChange(t *testing.T) {
 		return got
 	}
 	// settle counts, after a write, its list_changed on the POST stream
-	// (got) and on stream, once a ping's answer shows nothing more is
-	// queued.
+	// (got) and on stream: the first if none came yet, then any more
+	// until a ping's answer and a moment after it.
 	settle := func(t *testing.T, w wire, id int, got []msg, stream <-chan msg) int {
 		t.Helper()
 		n := listChanged(got)
@@ -153,7 +153,10 @@ func TestServe_ListChangedOncePerChange(t *testing.T) {
 	}{
 		{"stdio", func(t *testing.T) func(*testing.T, int) int {
 			w := newStdioWire(t, t.TempDir())
-			return func(t *testing.T, id int) int { return settle(t, w, id, create(t, w, id), nil) }
+			// mcp-go writes notifications from a goroutine of their own,
+			// which may come after the answers to the write and to a
+			// ping: wait on stdout as on a stream.
+			return func(t *testing.T, id int) int { return settle(t, w, id, create(t, w, id), w.lines) }
 		}},
 		{"http without GET stream", func(t *testing.T) func(*testing.T, int) int {
 			w := newHTTPWire(t, startHTTP(t, t.TempDir()).url)
