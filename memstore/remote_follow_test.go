@@ -201,6 +201,25 @@ func (s *sharedIndex) Reset(ctx context.Context, st memstore.IndexState) error {
 
 var _ memstore.SharedIndex = (*sharedIndex)(nil)
 
+// sharedReplicas opens n replicas of the remote srv sharing one embedded
+// index, each through a sharedIndex of its own counting, with the others,
+// the work done on it.
+func sharedReplicas(t *testing.T, srv *gittest.Server, n int) ([]*memstore.Store, []*sharedIndex) {
+	t.Helper()
+	idx, err := sqliteindex.Open(filepath.Join(t.TempDir(), "shared.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	work := &indexWork{replaces: map[string]int{}}
+	stores, wraps := make([]*memstore.Store, n), make([]*sharedIndex, n)
+	for i := range stores {
+		w := &sharedIndex{Index: idx, work: work}
+		stores[i], wraps[i] = mustReplica(t, t.TempDir(), srv.URL, replicaOpts{wrap: func(memstore.Index) memstore.Index { return w }}), w
+	}
+	return stores, wraps
+}
+
 // TestRemote_SharedIndexOnce shares one index between two replicas: each
 // write's index work happens once, whichever replica does it; a replica
 // that finds the index past its commit does nothing; nothing is rebuilt
@@ -208,16 +227,8 @@ var _ memstore.SharedIndex = (*sharedIndex)(nil)
 func TestRemote_SharedIndexOnce(t *testing.T) {
 	ctx := context.Background()
 	srv := gittest.NewServer(t)
-	idx, err := sqliteindex.Open(filepath.Join(t.TempDir(), "shared.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	work := &indexWork{replaces: map[string]int{}}
-	wa := &sharedIndex{Index: idx, work: work}
-	wb := &sharedIndex{Index: idx, work: work}
-	a := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{wrap: func(memstore.Index) memstore.Index { return wa }})
-	b := mustReplica(t, t.TempDir(), srv.URL, replicaOpts{wrap: func(memstore.Index) memstore.Index { return wb }})
+	replicas, wraps := sharedReplicas(t, srv, 2)
+	a, b, wb, work := replicas[0], replicas[1], wraps[1], wraps[0].work
 
 	var paths []string
 	write := func(s *memstore.Store, n int) {
@@ -277,17 +288,7 @@ func removeFile(p string) error { return os.Remove(p) }
 // writes keep landing).
 func TestRemote_SharedIndexTakesTurns(t *testing.T) {
 	srv := gittest.NewServer(t)
-	idx, err := sqliteindex.Open(filepath.Join(t.TempDir(), "shared.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	work := &indexWork{replaces: map[string]int{}}
-	stores := make([]*memstore.Store, 3)
-	for i := range stores {
-		w := &sharedIndex{Index: idx, work: work}
-		stores[i] = mustReplica(t, t.TempDir(), srv.URL, replicaOpts{wrap: func(memstore.Index) memstore.Index { return w }})
-	}
+	stores, _ := sharedReplicas(t, srv, 3)
 	start := len(srv.Updates())
 
 	mustCreate(t, stores[0], "/memories/notes/first.md", "# First\n")
