@@ -14,7 +14,8 @@ import (
 // whole prefixes made local without an interface holding them (ip route
 // add local 198.51.100.0/24 dev lo, as AnyIP set-ups do), whose addresses
 // reach services listening on all interfaces as the interfaces' own do.
-// An address with no route at all is not this machine's.
+// An address with no route at all, or of a family the kernel lacks, is
+// not this machine's.
 func routedToSelf(a netip.Addr) (bool, error) {
 	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_ROUTE)
 	if err != nil {
@@ -45,8 +46,8 @@ func routedToSelf(a netip.Addr) (bool, error) {
 			case m.Header.Type == syscall.NLMSG_ERROR && len(m.Data) >= 4:
 				errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(m.Data)))
 				switch errno {
-				case syscall.ENETUNREACH, syscall.EHOSTUNREACH:
-					return false, nil // no route: nothing to reach
+				case syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.EAFNOSUPPORT:
+					return false, nil // no route (or no IPv6 at all): nothing to reach
 				}
 				return false, fmt.Errorf("route of %s: %w", a, errno)
 			case m.Header.Type == syscall.RTM_NEWROUTE && len(m.Data) >= syscall.SizeofRtMsg:
