@@ -49,9 +49,11 @@ const (
 //     it was meant for.
 //   - semantic, 100 dimensions: the mean of the GloVe vectors
 //     (thesaurus.GloVe.Vector) of the text's words that are not stop
-//     words, each weighted by its smooth inverse frequency, so that words
-//     used in like contexts ("trip", "vacation") bring texts together
-//     that share no word.
+//     words, each weighted by its smooth inverse frequency, less its
+//     part along the direction every GloVe vector leans to
+//     (thesaurus.GloVe.CommonDirection), so that words used in like
+//     contexts ("trip", "vacation") bring texts together that share no
+//     word, and texts that share nothing but that lean stay apart.
 //
 // A text without a word GloVe knows has a lexical part alone, of unit
 // length. A word of n letters sets at most 2n lexical dimensions, so a
@@ -65,13 +67,13 @@ var _ memstore.Embedder = (*Builtin)(nil)
 func NewBuiltin() *Builtin { return &Builtin{} }
 
 // ID names the feature set and dimension; it changes whenever vectors would.
-func (b *Builtin) ID() string { return fmt.Sprintf("builtin-hash-glove-v2-%d", b.Dim()) }
+func (b *Builtin) ID() string { return fmt.Sprintf("builtin-hash-glove-v3-%d", b.Dim()) }
 
 // similarityFloor is the cosine similarity below which a chunk's builtin
 // vector is taken to be unrelated to the query's, calibrated with
 // bench/retrieval: nonsense queries stay under it, typos of a chunk's words
 // and queries that mean what a chunk says in other words reach it.
-const similarityFloor = 0.35
+const similarityFloor = 0.32
 
 // SimilarityFloor returns the calibrated relevance floor of Builtin
 // vectors (memstore.SimilarityFloorer).
@@ -161,8 +163,9 @@ func lexical(text string, vec []float32) bool {
 }
 
 // semantic sets vec to the unit vector of the SIF-weighted mean of the
-// GloVe vectors of text's words that are not stop words, and reports
-// whether it has any.
+// GloVe vectors of text's words that are not stop words, without its part
+// along the vocabulary's common direction, and reports whether it has
+// any.
 func semantic(text string, vec []float32) bool {
 	var acc [thesaurus.VectorDim]float64
 	memstore.ContentWords(text, func(word string) {
@@ -175,6 +178,14 @@ func semantic(text string, vec []float32) bool {
 			acc[d] += w * float64(x)
 		}
 	})
+	u := thesaurus.GloVe{}.CommonDirection()
+	var along float64
+	for d := range acc {
+		along += acc[d] * u[d]
+	}
+	for d := range acc {
+		acc[d] -= along * u[d]
+	}
 	return normalizeInto(vec, acc[:])
 }
 

@@ -129,6 +129,41 @@ func (GloVe) Vector(word string) (vec [VectorDim]float32, rank int) {
 	return vec, int(e.rank)
 }
 
+// CommonDirection returns the unit vector along the mean of the
+// vocabulary's unit vectors, summed in rank order. Every GloVe vector
+// leans along it, so means of vectors of unrelated texts are close
+// through it alone; removing it leaves what tells them apart (Mu and
+// Viswanath, "All-but-the-Top", 2018). Computed on first use, about a
+// millisecond.
+func (GloVe) CommonDirection() [VectorDim]float64 { return commonDirection() }
+
+var commonDirection = sync.OnceValue(func() [VectorDim]float64 {
+	var sum [VectorDim]float64
+	for i := 0; i < len(gloveVectors); {
+		n := int(gloveVectors[i])
+		var v [VectorDim]float64
+		var norm2 float64
+		for k := range VectorDim {
+			v[k] = float64(int8(gloveVectors[i+1+n+k]))
+			norm2 += v[k] * v[k]
+		}
+		inv := 1 / math.Sqrt(norm2)
+		for k := range v {
+			sum[k] += v[k] * inv
+		}
+		i += 1 + n + VectorDim
+	}
+	var norm2 float64
+	for _, x := range sum {
+		norm2 += x * x
+	}
+	inv := 1 / math.Sqrt(norm2)
+	for k := range sum {
+		sum[k] *= inv
+	}
+	return sum
+})
+
 // entry is a lemma's line of the table: its related lemmas and other
 // spellings, space-separated.
 type entry struct{ related, spellings string }
