@@ -278,6 +278,7 @@ func parseGrouped(s string) (float64, bool) {
 // that, values not already counted are classified every time and go to
 // the sketches.
 type colAcc struct {
+	mask     masker // masks the values the profile shows
 	name     string
 	limit    int // exact distinct threshold
 	rows     int64
@@ -365,6 +366,22 @@ type valInfo struct {
 	cls     classSet // sensitive classes the value matches
 	pshape  int16    // index in colAcc.pii.shapeCounts; -1 for none
 	dom     int16    // index of the email domain in colAcc.pii.domCounts; -1 for none
+}
+
+// hasScheme reports whether s begins with a URL's scheme and "://"
+// (https://, ssh://, s3://): a letter, then letters, digits, "+", "-" or
+// ".". A user in such a URL (ssh://git@github.com/…) makes it no email.
+func hasScheme(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" || !isUpper(scheme[0]) && !isLower(scheme[0]) {
+		return false
+	}
+	for i := range len(scheme) {
+		if c := scheme[i]; !isAlnum(c) && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // valInfo.text flags.
@@ -477,7 +494,7 @@ func (c *colAcc) add(raw string) {
 	c.pii.classify(s, &vi)
 	if c.examples[vi.kind] == "" {
 		// a copy: s is in the batch's buffers
-		c.examples[vi.kind] = strings.Clone(clip(maskText(s), 40))
+		c.examples[vi.kind] = strings.Clone(clip(c.mask.text(s), 40))
 	}
 	c.replay(&vi)
 	c.count(raw, h, &vi)
@@ -701,10 +718,11 @@ func (c *colAcc) textInfo(s string, vi *valInfo) {
 	if strings.IndexByte(s, ' ') >= 0 {
 		vi.text |= textSpace
 	}
-	if at := strings.IndexByte(s, '@'); at > 0 && strings.IndexByte(s[at:], '.') > 1 && strings.IndexByte(s, ' ') < 0 {
-		vi.text |= textEmail
-	} else if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
+	switch {
+	case hasScheme(s):
 		vi.text |= textURL
+	case strings.IndexByte(s, '@') > 0 && isEmail(s):
+		vi.text |= textEmail
 	}
 	if c.shapesOver || len(s) > 24 {
 		return

@@ -90,7 +90,7 @@ func detectValue(s string, hints classSet) classSet {
 	if _, ok := spelledEmail(s); ok {
 		return setOf(ClassEmail)
 	}
-	if isSecret(s) {
+	if isSecret(s) || hasURLUser(s) {
 		return setOf(ClassSecret)
 	}
 	if isIP(s) {
@@ -309,6 +309,34 @@ func isSecret(s string) bool {
 		return true
 	}
 	return highEntropy(s)
+}
+
+// hasURLUser reports whether s holds a URL with a user in its authority
+// (postgres://app:pass@10.0.0.5/prod, https://TOKEN@github.com/…): a
+// password, a token passed as the user, or an account name, none of which
+// a profile shows. The account git of a git remote
+// (ssh://git@github.com/org/repo.git) names no one and is not counted.
+func hasURLUser(s string) bool {
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			return false
+		}
+		s = s[i+3:]
+		authority := s
+		if end := strings.IndexFunc(s, endsAuthority); end >= 0 {
+			authority = s[:end]
+		}
+		if at := strings.LastIndexByte(authority, '@'); at > 0 && authority[:at] != "git" {
+			return true
+		}
+	}
+}
+
+// endsAuthority reports whether r ends a URL's authority: a path, query
+// or fragment begins, or the URL ends in text.
+func endsAuthority(r rune) bool {
+	return strings.ContainsRune("/?#\"'<>()[]{}", r) || unicode.IsSpace(r)
 }
 
 func isJWT(s string) bool {

@@ -159,6 +159,15 @@ var detectCases = []struct {
 	{"report_2024_Final_v2", "", ClassNone},
 	{"sk-learn", "", ClassNone},
 	{"npm_install", "", ClassNone},
+	// users in URLs: credentials, tokens, accounts; a git remote names no one
+	{"postgres://app:s3cr3tpass@10.0.0.5:5432/prod", "", ClassSecret},
+	{"https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/acme/app", "", ClassSecret},
+	{"https://git:token@github.com/acme/app.git", "", ClassSecret},
+	{"ftp://alice@files.example.com", "", ClassSecret},
+	{"ssh://git@github.com/acme/app.git", "", ClassNone},
+	{"git@github.com:acme/app.git", "", ClassNone},
+	{"https://medium.com/@acme/post-1", "", ClassNone},
+	{"https://example.com/search?q=a@b", "", ClassNone},
 	// names (shape; counted as a name with a hint or a first name)
 	{"Maria Garcia", "", ClassName},
 	{"Ludwig van Beethoven", "full_name", ClassName},
@@ -222,6 +231,15 @@ func TestFindSensitive(t *testing.T) {
 		{"meet @ 5pm at the café", ClassNone},
 		{"@handle said hi", ClassNone},
 		{"foo@bar is not an address", ClassNone},
+		// users in URLs, and git remotes
+		{"use postgres://app:s3cr3tpass@10.0.0.5:5432/prod for it", ClassSecret},
+		{"clone https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/acme/app", ClassSecret},
+		{"clone git@github.com:acme/app.git then build", ClassNone},
+		{"remote ssh://git@gitlab.com/acme/app.git", ClassNone},
+		{"git@github.com:acme/app.git, owner jane.doe@example.com", ClassEmail},
+		{"alice@build.example.com:/srv/app", ClassEmail}, // an account, masked
+		{"git@github.com", ClassEmail},                   // no repository: an address
+		{"联系git@例子.广告:app", ClassEmail},                  // glued text: not the account git
 		// wide stops: an address, or a mention ending a sentence
 		{"联系：用户@例子。广告，谢谢", ClassEmail},
 		{"联系：用户＠例子。广告。谢谢", ClassEmail},

@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -366,5 +367,84 @@ func TestProfile_WideStopsAndSpelledProse(t *testing.T) {
 		if !strings.Contains(md, s) {
 			t.Errorf("the markdown lacks %q:\n%s", s, md)
 		}
+	}
+}
+
+// TestProfile_RemotesAndConnectionStrings: git remotes are shown as they
+// are, neither masked nor counted as emails; connection strings with a
+// password, and URLs passing a token as their user, are secrets whose
+// values no output holds.
+func TestProfile_RemotesAndConnectionStrings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("service,repo,dsn,webhook\n")
+	var secrets []string
+	for i := range 30 {
+		pass := fmt.Sprintf("Pw%02dx9secret", i)
+		token := fmt.Sprintf("ghp_%032d", i)
+		secrets = append(secrets, pass, token)
+		repo := fmt.Sprintf("git@github.com:acme/svc-%d.git", i)
+		if i%2 == 1 {
+			repo = fmt.Sprintf("ssh://git@gitlab.example.com/acme/svc-%d.git", i)
+		}
+		fmt.Fprintf(&b, "svc-%d,%s,postgres://app:%s@10.0.0.%d:5432/prod,https://%s@hooks.example.com/in/%d\n",
+			i, repo, pass, i, token, i)
+	}
+	tp := profileFile(t, writeTemp(t, "services.csv", b.String()))
+	want := map[string]string{"repo": "", "dsn": "secret", "webhook": "secret"}
+	for _, c := range tp.Columns {
+		cls, ok := want[c.Name]
+		if !ok {
+			continue
+		}
+		switch {
+		case cls == "" && c.Sensitive != nil:
+			t.Errorf("column %s is sensitive (%s), want not", c.Name, c.Sensitive.Class)
+		case cls != "" && (c.Sensitive == nil || c.Sensitive.Class != cls):
+			t.Errorf("column %s: sensitive %+v, want %s", c.Name, c.Sensitive, cls)
+		}
+		for _, p := range c.Patterns {
+			if strings.HasPrefix(p, "email") {
+				t.Errorf("column %s has the pattern %q", c.Name, p)
+			}
+		}
+	}
+	outs := profileOutputs(t, tp)
+	assertAbsent(t, outs, "services", secrets)
+	if md := outs["markdown"]; !strings.Contains(md, "git@github.com:acme/svc-0.git") {
+		t.Errorf("the markdown lacks the git remote:\n%s", md)
+	}
+}
+
+// TestProfile_CallerSecrets: values the caller's scanner (Options.Secrets)
+// flags are shown nowhere (catalog, examples in warnings, sample rows,
+// column names); without a scanner they are.
+func TestProfile_CallerSecrets(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,note,pin=4321\n")
+	for i := range 12 {
+		note := "shipped"
+		switch i % 4 {
+		case 1:
+			note = fmt.Sprintf("pin=%04d", 1000+i)
+		case 2:
+			note = "handed over"
+		}
+		fmt.Fprintf(&b, "%d,%s,%d\n", i, note, i*3)
+	}
+	path := writeTemp(t, "notes.csv", b.String())
+	flagged := []string{"pin=1001", "pin=1005", "pin=1009", "pin=4321"}
+	scanner := func(v string) bool { return strings.Contains(v, "pin=") }
+	tp, err := Profile(context.Background(), FileSource{Path: path}, &Options{Secrets: scanner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := profileOutputs(t, tp)
+	assertAbsent(t, outs, "notes", flagged)
+	if md := outs["markdown"]; !strings.Contains(md, "<secret> 3") || !strings.Contains(md, "shipped") {
+		t.Errorf("the markdown lacks the masked count or the other values:\n%s", md)
+	}
+	plain := profileOutputs(t, profileFile(t, path))
+	if !strings.Contains(plain["markdown"], "pin=1001") {
+		t.Errorf("without a scanner the markdown lacks pin=1001:\n%s", plain["markdown"])
 	}
 }

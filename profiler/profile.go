@@ -56,6 +56,12 @@ type Options struct {
 	// Progress, if set, is called after each batch with the bytes read so
 	// far and the total (0 when unknown).
 	Progress func(bytesRead, totalBytes int64)
+	// Secrets, if set, reports whether a value holds a credential, beside
+	// the profiler's own detection: selmem passes its write gate's
+	// scanner, so that a profile shows nothing a write would refuse. It
+	// sees only values a profile could show (catalog values, examples,
+	// sample rows), and one it flags is shown as <secret>.
+	Secrets func(value string) bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -218,7 +224,8 @@ var QuantileRanks = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
 // run in the calling goroutine, and the workers report their panics.
 func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, err error) {
 	o := opts.withDefaults()
-	p := &profileRun{opts: o, byName: map[string]int{}, rows: newRowAcc()}
+	p := &profileRun{opts: o, byName: map[string]int{}, rows: newRowAcc(), mask: masker{secrets: o.Secrets}}
+	p.rows.mask = p.mask
 	var pending *batchJob
 	defer func() {
 		if r := recover(); r != nil {
@@ -275,7 +282,7 @@ func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, e
 	if sc, ok := rr.(interface{ Schema() *arrow.Schema }); ok && len(p.cols) == 0 {
 		for _, f := range sc.Schema().Fields() {
 			p.byName[f.Name] = len(p.cols)
-			p.cols = append(p.cols, newColAcc(f.Name, o.ExactDistinct))
+			p.cols = append(p.cols, p.newCol(f.Name))
 		}
 	}
 	info := rr.Info()
@@ -295,10 +302,18 @@ func Profile(ctx context.Context, src Source, opts *Options) (_ *TableProfile, e
 
 type profileRun struct {
 	opts   Options
+	mask   masker
 	cols   []*colAcc
 	byName map[string]int
 	rows   *rowAcc
 	nrows  int64
+}
+
+// newCol returns the accumulator of a new column named name.
+func (p *profileRun) newCol(name string) *colAcc {
+	c := newColAcc(name, p.opts.ExactDistinct)
+	c.mask = p.mask
+	return c
 }
 
 // columnsWith returns how many columns the profile has once schema's are
@@ -362,7 +377,7 @@ func (p *profileRun) start(rec arrow.RecordBatch) *batchJob {
 		if !ok {
 			ci = len(p.cols)
 			p.byName[f.Name] = ci
-			acc := newColAcc(f.Name, p.opts.ExactDistinct)
+			acc := p.newCol(f.Name)
 			acc.addMissing(p.nrows)
 			p.cols = append(p.cols, acc)
 			present = append(present, nil)
@@ -498,7 +513,11 @@ func (p *profileRun) finish() *TableProfile {
 	wg.Wait()
 	for i, c := range p.cols {
 		cp := finished[i]
-		if cls := findSensitive(cp.Name); cls != ClassNone && cls != ClassName {
+		cls := findSensitive(cp.Name)
+		if cls == ClassNone && p.mask.text(cp.Name) != cp.Name {
+			cls = ClassSecret
+		}
+		if cls != ClassNone && cls != ClassName {
 			// a header that is data (a JSON object keyed by emails)
 			cp.Name = "column_" + strconv.Itoa(i+1)
 			tp.Warnings = append(tp.Warnings, fmt.Sprintf("the name of %s looked like %s data and was replaced", cp.Name, cls))
@@ -743,7 +762,7 @@ func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 	}
 	if cls == ClassNone && len(sc) <= 2000 {
 		// mask before choosing what to list, so a mask's count is whole
-		sc = maskCounts(sc)
+		sc = c.mask.counts(sc)
 	}
 	switch cp.Type {
 	case TypeCategorical, TypeBoolean, TypeText, TypeIdentifier, TypeCode:
@@ -769,8 +788,8 @@ func (c *colAcc) finish(pointDecimals bool) *ColumnProfile {
 	if cls != ClassNone {
 		withhold(cp, c.pii.summary(cls, clsShare, nn))
 	} else {
-		maskCatalog(cp)
-		cp.Placeholders = maskCounts(cp.Placeholders)
+		c.mask.catalog(cp)
+		cp.Placeholders = c.mask.counts(cp.Placeholders)
 	}
 	return cp
 }
@@ -1058,6 +1077,7 @@ const minKeyRows = 100
 // rowAcc computes row-level facts: duplicate rows, the content
 // fingerprint and sample candidates.
 type rowAcc struct {
+	mask   masker // masks the sample rows' values
 	set    *u64set
 	dups   int64
 	capped bool
@@ -1283,7 +1303,7 @@ func (r *rowAcc) addCandidate(cols []arrow.Array, i int) {
 				row.long = make([]bool, len(cols))
 			}
 			row.long[ci] = true
-			v = clip(maskText(v), sampleCellLen)
+			v = clip(r.mask.text(v), sampleCellLen)
 		}
 		b.WriteString(v)
 		row.ends[ci] = int32(b.Len())
@@ -1346,7 +1366,7 @@ func (r *rowAcc) pickSamples(ncols int) [][]string {
 			if cand.long != nil && cand.long[ci] {
 				row[ci] = v
 			} else {
-				row[ci] = clip(maskText(v), sampleCellLen)
+				row[ci] = clip(r.mask.text(v), sampleCellLen)
 			}
 		}
 		picked = append(picked, row)

@@ -455,11 +455,30 @@ func hasGluedEmail(s string) bool {
 		if end := strings.IndexFunc(domain, notDomainRune); end >= 0 {
 			domain = domain[:end]
 		}
-		if isEmail(s[start:at] + "@" + trimLabelEnd(domain)) {
+		after := s[at+utf8.RuneLen(sign)+len(domain):]
+		if isEmail(s[start:at]+"@"+trimLabelEnd(domain)) && !isGitRemote(s[:start], s[start:at], after) {
 			return true
 		}
 	}
 	return false
+}
+
+// isGitRemote reports whether an address-like local@domain, with the
+// text before and after it, is a git remote's host over SSH: the account
+// git, which git hosts give every SSH user, then a repository path, in
+// scp-like form (git@github.com:org/repo.git) or in a URL
+// (ssh://git@github.com/org/repo.git). It names no one. Another account
+// (alice@host:/srv, or a key or token in a URL's user part) stays
+// masked.
+func isGitRemote(before, local, after string) bool {
+	if strings.HasSuffix(before, ":") {
+		local = strings.TrimPrefix(local, "//")
+	}
+	if local != "git" || len(after) < 2 || after[0] != ':' && after[0] != '/' {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(after[1:])
+	return !unicode.IsSpace(r)
 }
 
 // maxLocalPart is the longest local part of an address, in bytes (RFC
@@ -579,14 +598,29 @@ func maskText(s string) string {
 	return s
 }
 
-// maskCatalog masks the listed values of a column that is not sensitive
-// as a whole; rare values that became a mask join the mask's count among
-// the top values.
-func maskCatalog(cp *ColumnProfile) {
-	top := maskCounts(cp.Top)
+// masker masks the values a profile shows: with the mask of the class
+// maskText finds, else, when the caller's scanner (Options.Secrets) finds
+// a credential, with <secret>.
+type masker struct{ secrets func(string) bool }
+
+func (m masker) text(s string) string {
+	if t := maskText(s); t != s || m.secrets == nil || isMask(s) {
+		return t
+	}
+	if m.secrets(s) {
+		return ClassSecret.Mask()
+	}
+	return s
+}
+
+// catalog masks the listed values of a column that is not sensitive as a
+// whole; rare values that became a mask join the mask's count among the
+// top values.
+func (m masker) catalog(cp *ColumnProfile) {
+	top := m.counts(cp.Top)
 	var kept []ValueCount
 	moved := false
-	for _, v := range maskCounts(cp.Rare) {
+	for _, v := range m.counts(cp.Rare) {
 		if isMask(v.Value) {
 			top, moved = append(top, v), true
 		} else {
@@ -594,7 +628,7 @@ func maskCatalog(cp *ColumnProfile) {
 		}
 	}
 	if moved {
-		top = maskCounts(top)
+		top = m.counts(top)
 	}
 	cp.Top, cp.Rare = top, kept
 }
@@ -608,18 +642,18 @@ func isMask(s string) bool {
 	return false
 }
 
-// maskCounts replaces listed values holding sensitive data by their
-// class's mask, merging values that became the same mask; it returns vs
-// when nothing changed.
-func maskCounts(vs []ValueCount) []ValueCount {
+// counts replaces listed values holding sensitive data by their class's
+// mask, merging values that became the same mask; it returns vs when
+// nothing changed.
+func (m masker) counts(vs []ValueCount) []ValueCount {
 	var out []ValueCount
 	at := map[string]int{}
 	changed := false
 	for _, v := range vs {
-		if m := maskText(v.Value); m != v.Value || isMask(v.Value) {
+		if mv := m.text(v.Value); mv != v.Value || isMask(v.Value) {
 			changed = true
-			v.Value = m
-			if i, ok := at[m]; ok {
+			v.Value = mv
+			if i, ok := at[mv]; ok {
 				out[i].values = max(out[i].values, 1) + max(v.values, 1)
 				lo := lowerBound(out[i]) + lowerBound(v)
 				out[i].Count += v.Count
@@ -629,7 +663,7 @@ func maskCounts(vs []ValueCount) []ValueCount {
 				}
 				continue
 			}
-			at[m] = len(out)
+			at[mv] = len(out)
 		}
 		out = append(out, v)
 	}

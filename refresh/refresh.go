@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
 )
@@ -343,7 +344,7 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	}()
 	lintc := make(chan []string, 1)
 	go func() { lintc <- r.lint(ctx, req, t, &res) }()
-	tp, perr := profiler.Profile(ctx, replay{t}, &profiler.Options{Name: next.SchemaName()})
+	tp, perr := profiler.Profile(ctx, replay{t}, &profiler.Options{Name: next.SchemaName(), Secrets: gate.HoldsSecret})
 	res.Timings.Profile = ms(time.Since(t0))
 	res.Lint = <-lintc
 	so := <-snapc

@@ -11,6 +11,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/refresh"
 )
@@ -144,7 +145,7 @@ func (r *Registry) handleRegenerate(ctx context.Context, req mcp.GetPromptReques
 	if err != nil {
 		fmt.Fprintf(&b, "The data could not be loaded now (%s); ask the user what the new data looks like.\n\n", strings.TrimPrefix(err.Error(), "Error: "))
 	} else {
-		tp, perr := profiler.Profile(ctx, refresh.Replay(t), &profiler.Options{Name: bd.SchemaName()})
+		tp, perr := profiler.Profile(ctx, refresh.Replay(t), &profiler.Options{Name: bd.SchemaName(), Secrets: gate.HoldsSecret})
 		t.Release()
 		if perr == nil {
 			fmt.Fprintf(&b, "Profile of the data now delivered by %s:\n\n%s\n\n", ref, tp.Markdown(0))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/selmem/selmem/memstore"
 	"github.com/selmem/selmem/memstore/access"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
 )
@@ -126,7 +127,7 @@ func (h *handlers) profileSource(ctx context.Context, req mcp.CallToolRequest, a
 	limit := cmp.Or(h.opts.ProfileTimeout, DefaultProfileTimeout)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	tp, err := profiler.Profile(pctx, src, &profiler.Options{Name: a.Name, Progress: progressReporter(ctx, req)})
+	tp, err := profiler.Profile(pctx, src, &profiler.Options{Name: a.Name, Progress: progressReporter(ctx, req), Secrets: gate.HoldsSecret})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 			return mcp.NewToolResultError(fmt.Sprintf("Error: profiling took longer than %s and was stopped; nothing was written. "+

@@ -190,6 +190,13 @@ func TestProfileSource(t *testing.T) {
 	customers := writeFile(t, e.root, "customers.csv", customersCSV())
 	orders := writeFile(t, e.root, "orders.csv", ordersCSV(2000))
 	outside := writeFile(t, t.TempDir(), "secret.csv", "a,b\n1,2\n")
+	// Credentials in the data: the profile masks them, so the write gate,
+	// which would refuse a profile holding them, lets it be stored.
+	creds := writeFile(t, e.root, "creds.csv", "id,note,dsn\n"+
+		"1,shipped,postgres://app:Tr0ub4dor-77@10.0.0.5:5432/prod\n"+
+		"2,password=Tr0ub4dor-88,postgres://app:Tr0ub4dor-99@10.0.0.6:5432/prod\n"+
+		"3,api_key=Zq81xWv0Lm2Pq,mysql://ro@10.0.0.7/shop\n"+
+		"4,shipped,https://ghp_0123456789abcdefghijklmnopqrstuvwxyz@github.com/acme/app\n")
 	if err := os.Mkdir(filepath.Join(e.root, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +236,8 @@ func TestProfileSource(t *testing.T) {
 			want: []string{"already up to date", "nothing was written"}},
 		{name: "budget", args: map[string]any{"workspace": "sales", "name": "c2", "source": fileSource(customers), "budget_tokens": 40},
 			want: []string{"# c2"}, commits: 1},
+		{name: "credentials in the data", args: args("sales", "creds", fileSource(creds)),
+			want: []string{"(4 rows, 3 columns", "<secret>"}, not: []string{"Tr0ub4dor", "Zq81xWv0Lm2Pq", "ghp_", "ro@"}, commits: 1},
 		{name: "sqlite via connection", args: args("shop", "products", map[string]any{"kind": "sql", "connection": "shop", "query": "SELECT * FROM p"}),
 			want: []string{"(3 rows, 2 columns"}, not: []string{db}, commits: 1},
 		{name: "sqlite via path", args: args("shop", "products2", sqlite("SELECT kind FROM p")),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/selmem/selmem/internal/egress"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
 )
@@ -180,7 +181,7 @@ func (f *profileFlags) spec(argv []string) schemas.SourceSpec {
 // runProfile profiles src, with a progress bar on stderr when stderr is a
 // terminal.
 func (a *app) runProfile(ctx context.Context, src profiler.Source, name string) (*profiler.TableProfile, error) {
-	opts := &profiler.Options{Name: name}
+	opts := &profiler.Options{Name: name, Secrets: gate.HoldsSecret}
 	b := a.newBar("profiling", true)
 	if b != nil {
 		opts.Progress = b.set

@@ -315,6 +315,11 @@ func pathSecret(elems []string) *Rejection {
 		"Nothing was written. Name files and directories after their topic, never after a credential, and keep the secret in the environment or a secret manager.")
 }
 
+// HoldsSecret reports whether value holds what looks like a credential to
+// the detectors of [Content]: for text written elsewhere than the memory,
+// such as a data profile, that must show nothing a write would refuse.
+func HoldsSecret(value string) bool { return findSecret(value) != nil }
+
 // Text checks a short value that is stored outside any file, such as a
 // commit's author, tool or source trailer, for a credential, with the
 // detectors of [Content]. field names the value in the message ("author",

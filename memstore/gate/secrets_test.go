@@ -261,3 +261,18 @@ func TestFindSecret_Deterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldsSecret(t *testing.T) {
+	for in, want := range map[string]bool{
+		"postgres://app:" + fake(16) + "@db.internal/prod": true,
+		"password=" + fake(12):                             true,
+		"token ghp_" + fake(36):                            true,
+		"shipped on Tuesday":                               false,
+		"password reset requested":                         false,
+		"":                                                 false,
+	} {
+		if got := HoldsSecret(in); got != want {
+			t.Errorf("HoldsSecret(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
