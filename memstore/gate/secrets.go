@@ -447,9 +447,12 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 			if !isCredentialField(key) {
 				continue
 			}
-			// A --flag=value or an environment prefix (PGPASSWORD=x psql)
-			// ends its value at the first blank: what follows is the command.
-			word := strings.HasPrefix(line[ks:ke], "--") || ke < len(line) && line[ke] == '=' && isUpperName(key)
+			// A --flag=value, an environment prefix (PGPASSWORD=x psql) or
+			// any field=value written tight, which prose never is (note:
+			// password=x for now; host=db password=x dbname=prod), ends its
+			// value at the first blank: what follows is other text.
+			tight := ke+1 < len(line) && line[ke] == '=' && line[ke+1] != ' ' && line[ke+1] != '\t'
+			word := strings.HasPrefix(line[ks:ke], "--") || tight || ke < len(line) && line[ke] == '=' && isUpperName(key)
 			vs, ve, ok := assignedValue(line, ke, word)
 			if !ok {
 				continue

@@ -108,6 +108,8 @@ var secretWants = map[string]struct {
 	"db-password-json.json":      {"assignment", 3},
 	"cli-flag.md":                {"assignment", 3},
 	"url-token-query.md":         {"assignment", 1},
+	"password-tight-prose.md":    {"assignment", 4},
+	"libpq-keywords.txt":         {"assignment", 3},
 }
 
 func readCorpus(t *testing.T, dir string) map[string]string {
