@@ -444,6 +444,18 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				off = i + 1
 			}
 			key := strings.TrimLeft(line[ks:ke], "-.")
+			if vs, ve, ok := copulaValue(line, ke); ok {
+				// Prose stating the value: "the staging password is
+				// Tr0ub4dor-88", "the API key was …". Prose says more than
+				// values, so only a value with letters and digits counts.
+				field := spokenField(line, ks, key)
+				v := line[vs:ve]
+				if isCredentialField(field) && looksLikeSecretValue(v) && len(v) >= 8 &&
+					hasClasses(v, true, false, false) && strings.ContainsFunc(v, unicode.IsLetter) {
+					return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
+				}
+				continue
+			}
 			if !isCredentialField(key) {
 				continue
 			}
@@ -470,6 +482,43 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 		}
 	}
 	return secretFinding{}, false
+}
+
+// copulaValue returns the span of the word stated as the value of the
+// field name ending at byte i of line, in prose: "password is X", "the key
+// was X." (without a closing stop); ok false for anything else.
+func copulaValue(line string, i int) (start, end int, ok bool) {
+	rest := line[i:]
+	switch {
+	case len(rest) > 4 && strings.EqualFold(rest[:4], " is "):
+		start = i + 4
+	case len(rest) > 5 && strings.EqualFold(rest[:5], " was "):
+		start = i + 5
+	default:
+		return 0, 0, false
+	}
+	end = start
+	for end < len(line) && !strings.ContainsRune(" \t,;)\"'`", rune(line[end])) {
+		end++
+	}
+	for end > start && strings.ContainsRune(".!?:", rune(line[end-1])) {
+		end--
+	}
+	return start, end, end > start
+}
+
+// spokenField returns the field name key, starting at byte ks of line,
+// joined to the word before it when key is the bare word key, as prose
+// names one: "API key" is API_key, "secret key" secret_key.
+func spokenField(line string, ks int, key string) string {
+	if !strings.EqualFold(key, "key") || ks < 2 || line[ks-1] != ' ' {
+		return key
+	}
+	ws := ks - 1
+	for ws > 0 && isKeyChar(line[ws-1]) {
+		ws--
+	}
+	return line[ws:ks-1] + "_" + key
 }
 
 // assignedValue parses the assignment operator and value after a field name

@@ -110,6 +110,8 @@ var secretWants = map[string]struct {
 	"url-token-query.md":         {"assignment", 1},
 	"password-tight-prose.md":    {"assignment", 4},
 	"libpq-keywords.txt":         {"assignment", 3},
+	"password-prose.md":          {"assignment", 4},
+	"api-key-prose-value.md":     {"assignment", 3},
 }
 
 func readCorpus(t *testing.T, dir string) map[string]string {
