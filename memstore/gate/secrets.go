@@ -72,21 +72,26 @@ type secretDetector struct {
 // Token patterns. Go's regexp is RE2 (linear time); all patterns are
 // anchored on a literal prefix that the needle prefilter requires.
 var (
-	reAWSKeyID      = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
-	reAnthropic     = regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)
-	reOpenAI        = regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`)
-	rePrivateKey    = regexp.MustCompile(`(?i)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	rePuTTY         = regexp.MustCompile(`(?i)\bPuTTY-User-Key-File-\d+:`)
-	reTelegram      = regexp.MustCompile(`(?:^|[^0-9])(\d{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)`)
-	reHuggingFace   = regexp.MustCompile(`\b(?:hf_[A-Za-z]{34}|api_org_[A-Za-z]{34})\b`)
-	reMailchimp     = regexp.MustCompile(`\b[0-9a-f]{32}-us[0-9]{1,2}\b`)
-	reMailgun       = regexp.MustCompile(`\bkey-[0-9a-f]{32}\b`)
-	reDiscordBot    = regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b`)
-	reDiscordHook   = regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)
-	reDockerAuth    = regexp.MustCompile(`"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"`)
-	reAzureSig      = regexp.MustCompile(`[?&]sig=([A-Za-z0-9%+/=]{20,})`)
-	reCurlUser      = regexp.MustCompile(`(?:^|[\s\x60])(?:-u|--user)(?:=|\s+)["']?([^\s:"'$]+):([^\s"'@\x60]+)`)
-	reMySQLPass     = regexp.MustCompile(`\bmysql(?:dump|admin)?\b.*\s-p([^\s"'\x60]{4,})`)
+	reAWSKeyID    = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
+	reAnthropic   = regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)
+	reOpenAI      = regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`)
+	rePrivateKey  = regexp.MustCompile(`(?i)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	rePuTTY       = regexp.MustCompile(`(?i)\bPuTTY-User-Key-File-\d+:`)
+	reTelegram    = regexp.MustCompile(`(?:^|[^0-9])(\d{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)`)
+	reHuggingFace = regexp.MustCompile(`\b(?:hf_[A-Za-z]{34}|api_org_[A-Za-z]{34})\b`)
+	reMailchimp   = regexp.MustCompile(`\b[0-9a-f]{32}-us[0-9]{1,2}\b`)
+	reMailgun     = regexp.MustCompile(`\bkey-[0-9a-f]{32}\b`)
+	reDiscordBot  = regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b`)
+	reDiscordHook = regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)
+	reDockerAuth  = regexp.MustCompile(`"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"`)
+	reAzureSig    = regexp.MustCompile(`[?&]sig=([A-Za-z0-9%+/=]{20,})`)
+	reCurlUser    = regexp.MustCompile(`(?:^|[\s\x60])(?:-u|--user)(?:=|\s+)["']?([^\s:"'$]+):([^\s"'@\x60]+)`)
+	reMySQLPass   = regexp.MustCompile(`\bmysql(?:dump|admin)?\b.*\s-p([^\s"'\x60]{4,})`)
+	// -p is the password to sshpass and to the registry logins, a port or
+	// a path to most other commands.
+	reLoginPass = regexp.MustCompile(`(?i)\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm\s+registry)\s+login)\b.*?\s-p(?:=|\s+)?["']?([^\s"'\x60]{4,})`)
+	// --password followed by its value after a blank; = is matchAssignment's.
+	rePasswordFlag  = regexp.MustCompile(`(?:^|\s)--password\s+["']?([^\s"'\x60]{4,})`)
 	reXMLProperty   = regexp.MustCompile(`name="([A-Za-z0-9_.-]+)"\s+value="([^"]+)"`)
 	reHCLVariable   = regexp.MustCompile(`\bvariable\s+"([A-Za-z0-9_.-]+)"\s*\{[^}]*\bdefault\s*=\s*"([^"]+)"`)
 	rePassphrase    = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase|seed))["'*]*\s*[:=]\s*["']?([a-z]+(?:[ -][a-z]+){2,23})["']?\s*$`)
@@ -122,7 +127,7 @@ var detectors = []secretDetector{
 	simple(kindMailgun, reMailgun, "key-"),
 	{needles: []string{`"auth"`}, match: matchDockerAuth},
 	{needles: []string{"sig="}, match: matchAzureSAS},
-	{needles: []string{"-u", "--user", "mysql"}, match: matchCLIPassword},
+	{needles: []string{"-u", "--user", "mysql", "login", "sshpass", "--password"}, match: matchCLIPassword},
 	{needles: []string{"value="}, match: matchXMLProperty},
 	{needles: []string{"variable"}, match: matchHCLVariable},
 	{needles: []string{"pass", "mnemonic", "seed"}, match: matchPassphrase},
@@ -817,10 +822,16 @@ func matchCLIPassword(line, lower string) (secretFinding, bool) {
 			}
 		}
 	}
-	if strings.Contains(lower, "mysql") {
-		if m := reMySQLPass.FindStringSubmatchIndex(line); m != nil {
+	for _, cmd := range []struct {
+		needle string
+		re     *regexp.Regexp
+	}{{"mysql", reMySQLPass}, {"login", reLoginPass}, {"sshpass", reLoginPass}, {"--password", rePasswordFlag}} {
+		if !strings.Contains(lower, cmd.needle) {
+			continue
+		}
+		if m := cmd.re.FindStringSubmatchIndex(line); m != nil {
 			pass := line[m[2]:m[3]]
-			if !isReference(pass) && !isPlaceholder(pass) {
+			if !isReference(pass) && !isPlaceholder(pass) && !isEnvName(pass) {
 				return secretFinding{kind: kindCLIPassword, start: m[2], end: m[3]}, true
 			}
 		}

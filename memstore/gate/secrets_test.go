@@ -112,6 +112,8 @@ var secretWants = map[string]struct {
 	"libpq-keywords.txt":         {"assignment", 3},
 	"password-prose.md":          {"assignment", 4},
 	"api-key-prose-value.md":     {"assignment", 3},
+	"registry-login.md":          {"cli-password", 4},
+	"sshpass.txt":                {"cli-password", 2},
 }
 
 func readCorpus(t *testing.T, dir string) map[string]string {
