@@ -17,6 +17,7 @@ const (
 	minShellOutput   = 6 // output lines after a single prompt
 	minChatExport    = 3 // "type": "message" objects of a Slack or similar export
 	minRunnerLines   = 4 // lines of test-runner output in one run
+	maxRunnerGap     = 8 // other lines between two of them: a failure's code excerpt
 )
 
 var (
@@ -29,6 +30,9 @@ var (
 	reRunnerBanner  = regexp.MustCompile(`^(?:=+ \S.* =+|=== (?:RUN|PAUSE|CONT) .*)\s*$`)
 	reRunnerSummary = regexp.MustCompile(`^(?:--- (?:PASS|FAIL|SKIP): |(?:ok|FAIL|PASS)\s+\S+\s+\(?[\d.]+m?s\)?|E {3,}\S)`)
 	reRunnerPercent = regexp.MustCompile(`\S\s+\[\s*\d{1,3}%\]\s*$`)
+	// pytest's outcome and location lines, jest's and vitest's file,
+	// failure and summary lines, mocha's counts, cargo test's results.
+	reRunnerOther   = regexp.MustCompile(`^(?:(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) \S+::\S|\S+\.py:\d+: \w*(?:Error|Exception)\b|\s*(?:PASS|FAIL) +\S+\.(?:test|spec)\.[cm]?[jt]sx?\b|\s+● .+ › |(?:Tests|Test Suites|Test Files|Snapshots|Time|Duration):\s{2,}\S|\s+\d+ (?:passing|failing|pending)\b|test \S+ \.\.\. (?:ok|FAILED|ignored)\s*$|test result: (?:ok|FAILED)\. )`)
 	reExportMessage = regexp.MustCompile(`"type"\s*:\s*"message"`)
 	reChatFriend    = regexp.MustCompile(`(?i)\b(?:i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
 )
@@ -89,7 +93,7 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 		inSession                      bool
 		toolCalls, toolReplies, tcLine int
 		exports, exportStart           int
-		runner                         = run{maxGap: maxLogGap}
+		runner                         = run{maxGap: maxRunnerGap}
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
@@ -346,9 +350,10 @@ func looksLikePrompt(t string) bool {
 	return strings.Contains(t, "@")
 }
 
-// isRunnerLine reports lines of test-runner output: pytest banners and
-// progress lines ("tests/x.py ..F  [ 41%]"), pytest error lines, and go
-// test's RUN, PASS, FAIL and ok lines.
+// isRunnerLine reports lines of test-runner output: pytest banners,
+// progress lines ("tests/x.py ..F  [ 41%]"), error, outcome and location
+// lines; go test's RUN, PASS, FAIL and ok lines; jest's and vitest's file,
+// failure and summary lines; mocha's counts; cargo test's results.
 func isRunnerLine(line []byte) bool {
 	if len(line) < 4 {
 		return false
@@ -361,5 +366,8 @@ func isRunnerLine(line []byte) bool {
 			return true
 		}
 	}
-	return line[len(line)-1] == ']' && bytes.Contains(line, []byte("%]")) && reRunnerPercent.Match(line)
+	if line[len(line)-1] == ']' && bytes.Contains(line, []byte("%]")) && reRunnerPercent.Match(line) {
+		return true
+	}
+	return reRunnerOther.Match(line)
 }
