@@ -112,8 +112,8 @@ func checkYAML(content []byte) error {
 		if err != nil {
 			line, why := 0, "it is not valid YAML"
 			if m := reYAMLLine.FindStringSubmatch(err.Error()); m != nil {
-				line, _ = strconv.Atoi(m[1])
-				why = sanitizeReason(m[2])
+				n, _ := strconv.Atoi(m[1])
+				line, why = yamlLine(content, n), sanitizeReason(m[2])
 			}
 			msg := "The file does not parse as YAML: " + why + "."
 			if line > 0 {
@@ -122,6 +122,22 @@ func checkYAML(content []byte) error {
 			return reject(RuleSyntax, line, msg, "Fix the YAML and write the whole file again; indent with spaces, and quote values that contain ': ' or start with a special character.")
 		}
 	}
+}
+
+// yamlLine returns the line, counted at \n as everywhere in the gate, on
+// which the YAML parser's line n starts: YAML also breaks lines at a lone
+// \r. 0 stays 0 (no line).
+func yamlLine(content []byte, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	yl, off := 1, 0
+	for i := 0; i < len(content) && yl < n; i++ {
+		if c := content[i]; c == '\n' || c == '\r' && (i+1 == len(content) || content[i+1] != '\n') {
+			yl, off = yl+1, i+1
+		}
+	}
+	return lineAt(content, off)
 }
 
 func checkJSON(content []byte) error {

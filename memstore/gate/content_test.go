@@ -130,3 +130,24 @@ func BenchmarkContent_Transcript(b *testing.B) {
 		})
 	}
 }
+
+// TestYAMLLine: the YAML parser also breaks lines at a lone \r; a
+// rejection counts lines at \n, and never past the content's last line.
+func TestYAMLLine(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		n, want int
+	}{
+		{"a\nb\nc", 3, 3},
+		{"a\r\nb\r\nc", 3, 3},
+		{"a\rb\rc", 3, 1},
+		{"a\rb\nc\rd", 4, 2},
+		{"\"\r0", 2, 1},
+		{"a\nb", 9, 2},
+		{"a", 0, 0},
+	} {
+		if got := yamlLine([]byte(tc.content), tc.n); got != tc.want {
+			t.Errorf("yamlLine(%q, %d) = %d, want %d", tc.content, tc.n, got, tc.want)
+		}
+	}
+}
