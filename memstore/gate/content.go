@@ -25,7 +25,9 @@ import (
 //     logs, stack traces, shell sessions, chat logs (JSON, YAML, CSV,
 //     HTML, ChatML, IRC) and bulk log lines (Rule "transcript"), in every
 //     file type;
-//  5. for .md files the front matter (Rule "front_matter", see
+//  5. raw data: 100 or more rows of a table or JSON records in a row
+//     (Rule "raw_data", see findRawData), in every file type;
+//  6. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
 //     (Rule "syntax").
 //
@@ -47,6 +49,9 @@ func Content(rel string, content []byte, lim Limits) error {
 	}
 	ext := strings.ToLower(path.Ext(rel))
 	if r := findTranscript(content, lower); r != nil {
+		return r
+	}
+	if r := findRawData(content); r != nil {
 		return r
 	}
 	switch ext {

@@ -196,7 +196,7 @@ func FuzzContent(f *testing.F) {
 		f.Add("notes/a.md", []byte(s))
 		f.Add("tools/a.yaml", []byte(s))
 	}
-	rules := map[string]bool{RuleSize: true, RuleEncoding: true, RuleSecret: true, RuleTranscript: true, RuleFrontMatter: true, RuleSyntax: true}
+	rules := map[string]bool{RuleSize: true, RuleEncoding: true, RuleSecret: true, RuleTranscript: true, RuleRawData: true, RuleFrontMatter: true, RuleSyntax: true}
 	f.Fuzz(func(t *testing.T, rel string, content []byte) {
 		err := Content(rel, content, DefaultLimits())
 		if err == nil {

@@ -13,6 +13,7 @@ const (
 	RuleEncoding    = "encoding"     // the content is not valid UTF-8 text
 	RuleSecret      = "secret"       // the content holds a credential
 	RuleTranscript  = "transcript"   // the content looks like a transcript or tool log
+	RuleRawData     = "raw_data"     // the content is rows of data rather than what they mean
 	RuleFrontMatter = "front_matter" // the markdown front matter is invalid
 	RuleSyntax      = "syntax"       // a .yaml, .yml or .json file does not parse
 )

@@ -1,0 +1,72 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rows returns n lines made by row(i), after header (none when "").
+func rows(header string, n int, row func(i int) string) string {
+	var b strings.Builder
+	if header != "" {
+		b.WriteString(header + "\n")
+	}
+	for i := range n {
+		b.WriteString(row(i) + "\n")
+	}
+	return b.String()
+}
+
+func TestContent_RawData(t *testing.T) {
+	csvRow := func(i int) string {
+		return fmt.Sprintf("%d,customer %d,%d.%02d,2024-01-%02d", i, i, i*3, i%100, 1+i%28)
+	}
+	sketches := rows("column,type,unique,distinct,exact,hashes", 150, func(i int) string {
+		return fmt.Sprintf("c%d,integer,false,%d,true,%016x %016x", i, 200+i, i*7919, i*104729)
+	})
+	wideProfile := "# wide\n300 rows × 150 columns\n\n" + rows("", 150, func(i int) string {
+		return fmt.Sprintf("- c%d: integer; %d distinct; 0..999; mean 500 sd 290", i, 250+i%9)
+	})
+	for _, tc := range []struct {
+		name, rel, content string
+		line               int // 0: accepted
+	}{
+		{"csv", "data/orders.csv", rows("id,name,amount,day", 120, csvRow), 1},
+		{"csv under the threshold", "data/orders.csv", rows("id,name,amount,day", 98, csvRow), 0},
+		{"csv in markdown", "notes/orders.md", "# Orders\n\nAs exported:\n\n" + rows("", 100, csvRow), 5},
+		{"tsv", "notes/t.txt", rows("", 100, func(i int) string { return fmt.Sprintf("%d\t%d\t%d", i, i*2, i*3) }), 1},
+		{"quoted commas", "data/q.csv", rows("", 100, func(i int) string { return fmt.Sprintf(`%d,"Smith, J.",%d`, i, i) }), 1},
+		{"markdown table", "notes/t.md", rows("| id | name | total |\n|---|---|---|", 110, func(i int) string { return fmt.Sprintf("| %d | n%d | %d |", i, i, i*5) }), 1},
+		{"json lines", "notes/r.txt", rows("", 100, func(i int) string { return fmt.Sprintf(`{"id": %d, "name": "n%d"}`, i, i) }), 1},
+		{"json array of records", "tools/r.json", "[\n" + rows("", 100, func(i int) string { return fmt.Sprintf(`  {"id": %d, "ok": true},`, i) }) + `  {"id": 100, "ok": true}` + "\n]\n", 2},
+		{"sql inserts", "notes/seed.md", rows("", 100, func(i int) string { return fmt.Sprintf("INSERT INTO t VALUES (%d, 'n%d', %d);", i, i, i) }), 1},
+		{"inline data in an artifact", "artifacts/app/data.js", "const rows = [\n" + rows("", 100, func(i int) string { return fmt.Sprintf("  [%d, %d, %d],", i, i*2, i*3) }) + "];\n", 2},
+		{"tables apart", "notes/ref.md", strings.Repeat("## Codes\n\n"+rows("| code | name |\n|---|---|", 40, func(i int) string { return fmt.Sprintf("| C%d | name %d |", i, i) })+"\n", 3), 0},
+		{"prose", "notes/p.md", rows("", 200, func(i int) string { return fmt.Sprintf("Line %d says one thing, then another, in words.", i) }), 0},
+		{"join sketches", "workspaces/w/schemas/wide.joins.csv", sketches, 0},
+		{"forged join sketches", "workspaces/w/schemas/x.joins.csv", strings.Replace(sketches, "0000000000000000", "alice@example.com", 1), 1},
+		{"wide profile", "workspaces/w/schemas/wide.md", wideProfile, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Content(tc.rel, []byte(tc.content), DefaultLimits())
+			if tc.line == 0 {
+				if err != nil {
+					t.Fatalf("Content = %v, want nil", err)
+				}
+				return
+			}
+			var rej *Rejection
+			if !errors.As(err, &rej) || rej.Rule != RuleRawData {
+				t.Fatalf("Content = %v, want a raw_data rejection", err)
+			}
+			if rej.Line != tc.line {
+				t.Errorf("line %d, want %d: %v", rej.Line, tc.line, err)
+			}
+			if !strings.Contains(rej.Error(), "profile_source") {
+				t.Errorf("the message does not point to profile_source: %v", err)
+			}
+		})
+	}
+}
