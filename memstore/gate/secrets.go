@@ -344,7 +344,7 @@ func matchAuthHeader(line, _ string) (secretFinding, bool) {
 // says they hold something else are not: password_policy, secret_ref,
 // token_env, max_tokens, api_key_file.
 
-var assignmentNeedles = []string{"pass", "pwd", "secret", "token", "key", "credential"}
+var assignmentNeedles = []string{"pass", "pw", "secret", "token", "key", "credential"}
 
 var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential"}
 
@@ -363,7 +363,7 @@ func isCredentialField(key string) bool {
 	if last == "" {
 		return false
 	}
-	if eqFold(last, "pwd") || eqFold(last, "pass") {
+	if eqFold(last, "pwd") || eqFold(last, "pw") || eqFold(last, "pass") {
 		return true
 	}
 	if eqFold(last, "key") {
@@ -449,17 +449,21 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				off = i + 1
 			}
 			key := strings.TrimLeft(line[ks:ke], "-.")
-			if vs, ve, ok := copulaValue(line, ke); ok {
+			if vs, ve, bare, ok := spokenValue(line, ke); ok {
 				// Prose stating the value: "the staging password is
-				// Tr0ub4dor-88", "the API key was …". Prose says more than
-				// values, so only a value with letters and digits counts.
+				// Tr0ub4dor-88", "the API key was …", "log in with password
+				// Tr0ub4dor-88". Prose says more than values, so only a
+				// value with letters and digits counts, and after the bare
+				// name one with both cases too.
 				field := spokenField(line, ks, key)
 				v := line[vs:ve]
 				if isCredentialField(field) && looksLikeSecretValue(v) && len(v) >= 8 &&
-					hasClasses(v, true, false, false) && strings.ContainsFunc(v, unicode.IsLetter) {
+					hasClasses(v, true, bare, bare) && strings.ContainsFunc(v, unicode.IsLetter) {
 					return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
 				}
-				continue
+				if !bare {
+					continue
+				}
 			}
 			if !isCredentialField(key) {
 				continue
@@ -489,18 +493,21 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 	return secretFinding{}, false
 }
 
-// copulaValue returns the span of the word stated as the value of the
-// field name ending at byte i of line, in prose: "password is X", "the key
-// was X." (without a closing stop); ok false for anything else.
-func copulaValue(line string, i int) (start, end int, ok bool) {
+// spokenValue returns the span of the word stated in prose as the value
+// of the field name ending at byte i of line: after is or was ("password
+// is X", "the key was X."), or, bare, after one blank ("with password
+// X"); without a closing stop. ok is false for anything else.
+func spokenValue(line string, i int) (start, end int, bare, ok bool) {
 	rest := line[i:]
 	switch {
 	case len(rest) > 4 && strings.EqualFold(rest[:4], " is "):
 		start = i + 4
 	case len(rest) > 5 && strings.EqualFold(rest[:5], " was "):
 		start = i + 5
+	case len(rest) > 1 && rest[0] == ' ' && rest[1] != ' ' && rest[1] != '\t':
+		start, bare = i+1, true
 	default:
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	end = start
 	for end < len(line) && !strings.ContainsRune(" \t,;)\"'`", rune(line[end])) {
@@ -509,7 +516,7 @@ func copulaValue(line string, i int) (start, end int, ok bool) {
 	for end > start && strings.ContainsRune(".!?:", rune(line[end-1])) {
 		end--
 	}
-	return start, end, end > start
+	return start, end, bare, end > start
 }
 
 // spokenField returns the field name key, starting at byte ks of line,
