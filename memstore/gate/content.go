@@ -29,7 +29,8 @@ import (
 //     (Rule "raw_data", see findRawData), in every file type;
 //  6. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
-//     (Rule "syntax").
+//     (Rule "syntax"), and for .json files that no array holds 100 or more
+//     records with the same fields (Rule "raw_data", see recordArray).
 //
 // Within a rule the earliest line wins. Content does not check the path or
 // extension; see [Path] and [FilePath].
@@ -147,6 +148,12 @@ func yamlLine(content []byte, n int) int {
 
 func checkJSON(content []byte) error {
 	if json.Valid(content) {
+		var v any
+		if json.Unmarshal(content, &v) == nil {
+			if n := recordArray(v); n > 0 {
+				return reject(RuleRawData, 0, fmt.Sprintf("The content looks like raw data: a JSON array of %d records with the same fields.", n), rawDataHint)
+			}
+		}
 		return nil
 	}
 	var v any

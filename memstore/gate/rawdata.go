@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -64,6 +66,56 @@ func rawDataRejection(what string, line int) *Rejection {
 	return reject(RuleRawData, line,
 		fmt.Sprintf("The content looks like raw data: %d or more %s starting at line %d.", minDataRows, what, line),
 		rawDataHint)
+}
+
+// recordArray returns the length of the first array in v, a decoded JSON
+// document, that holds minDataRows or more records: objects of scalar
+// values alone, all with the same fields, as a dump of a table has; 0 for
+// none. Configuration lists hold nested values or differing fields.
+func recordArray(v any) int {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if n := recordArray(v[k]); n > 0 {
+				return n
+			}
+		}
+	case []any:
+		if len(v) >= minDataRows && sameFlatObjects(v) {
+			return len(v)
+		}
+		for _, x := range v {
+			if n := recordArray(x); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// sameFlatObjects reports whether every element of xs is an object of
+// scalars with the fields of the first.
+func sameFlatObjects(xs []any) bool {
+	first, ok := xs[0].(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range xs {
+		o, ok := x.(map[string]any)
+		if !ok || len(o) != len(first) {
+			return false
+		}
+		for k, val := range o {
+			if _, ok := first[k]; !ok {
+				return false
+			}
+			switch val.(type) {
+			case map[string]any, []any:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isListItem reports whether line is a markdown bullet ("- ", "* ", "+ ").

@@ -19,6 +19,16 @@ func rows(header string, n int, row func(i int) string) string {
 	return b.String()
 }
 
+// prettyRecords returns a JSON document {"items": [...]} holding n
+// objects made by obj(i), one field a line.
+func prettyRecords(n int, obj func(i int) string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = strings.ReplaceAll(obj(i), ", \"", ",\n      \"")
+	}
+	return "{\n  \"items\": [\n    " + strings.Join(items, ",\n    ") + "\n  ]\n}\n"
+}
+
 func TestContent_RawData(t *testing.T) {
 	csvRow := func(i int) string {
 		return fmt.Sprintf("%d,customer %d,%d.%02d,2024-01-%02d", i, i, i*3, i%100, 1+i%28)
@@ -31,7 +41,7 @@ func TestContent_RawData(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name, rel, content string
-		line               int // 0: accepted
+		line               int // 0: accepted; -1: refused, with no line
 	}{
 		{"csv", "data/orders.csv", rows("id,name,amount,day", 120, csvRow), 1},
 		{"csv under the threshold", "data/orders.csv", rows("id,name,amount,day", 98, csvRow), 0},
@@ -48,8 +58,21 @@ func TestContent_RawData(t *testing.T) {
 		{"join sketches", "workspaces/w/schemas/wide.joins.csv", sketches, 0},
 		{"forged join sketches", "workspaces/w/schemas/x.joins.csv", strings.Replace(sketches, "0000000000000000", "alice@example.com", 1), 1},
 		{"wide profile", "workspaces/w/schemas/wide.md", wideProfile, 0},
+		{"pretty json records", "tools/dump.json", prettyRecords(120, func(i int) string {
+			return fmt.Sprintf(`{"id": %d, "name": "n%d", "total": %d.5}`, i, i, i)
+		}), -1},
+		{"nested json config", "tools/routes.json", prettyRecords(120, func(i int) string {
+			return fmt.Sprintf(`{"path": "/r%d", "methods": ["GET"], "auth": {"role": "reader"}}`, i)
+		}), 0},
+		{"json config with differing fields", "tools/flags.json", prettyRecords(120, func(i int) string {
+			if i%2 == 0 {
+				return fmt.Sprintf(`{"name": "flag%d", "on": true}`, i)
+			}
+			return fmt.Sprintf(`{"name": "flag%d", "on": false, "note": "beta"}`, i)
+		}), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// line -1: refused with no line (a whole JSON document)
 			err := Content(tc.rel, []byte(tc.content), DefaultLimits())
 			if tc.line == 0 {
 				if err != nil {
@@ -61,7 +84,7 @@ func TestContent_RawData(t *testing.T) {
 			if !errors.As(err, &rej) || rej.Rule != RuleRawData {
 				t.Fatalf("Content = %v, want a raw_data rejection", err)
 			}
-			if rej.Line != tc.line {
+			if rej.Line != max(tc.line, 0) {
 				t.Errorf("line %d, want %d: %v", rej.Line, tc.line, err)
 			}
 			if !strings.Contains(rej.Error(), "profile_source") {
