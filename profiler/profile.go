@@ -514,7 +514,7 @@ func (p *profileRun) finish() *TableProfile {
 	for i, c := range p.cols {
 		cp := finished[i]
 		cls := findSensitive(cp.Name)
-		if cls == ClassNone && p.mask.text(cp.Name) != cp.Name {
+		if cls == ClassNone && p.mask.secrets != nil && p.mask.secrets(cp.Name) {
 			cls = ClassSecret
 		}
 		if cls != ClassNone && cls != ClassName {

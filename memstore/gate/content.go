@@ -147,17 +147,14 @@ func yamlLine(content []byte, n int) int {
 }
 
 func checkJSON(content []byte) error {
-	if json.Valid(content) {
-		var v any
-		if json.Unmarshal(content, &v) == nil {
-			if n := recordArray(v); n > 0 {
-				return reject(RuleRawData, 0, fmt.Sprintf("The content looks like raw data: a JSON array of %d records with the same fields.", n), rawDataHint)
-			}
+	var v any
+	err := json.Unmarshal(content, &v)
+	if err == nil {
+		if n := recordArray(v); n > 0 {
+			return reject(RuleRawData, 0, fmt.Sprintf("The content looks like raw data: a JSON array of %d records with the same fields.", n), rawDataHint)
 		}
 		return nil
 	}
-	var v any
-	err := json.Unmarshal(content, &v)
 	line, why := 0, "it is not valid JSON"
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

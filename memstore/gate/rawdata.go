@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // minDataRows is how many records in a row make content raw data: rows of
@@ -128,7 +129,7 @@ func isListItem(line []byte) bool {
 // exclamation mark, as rows of data do not.
 func endsSentence(line []byte) bool {
 	t := bytes.TrimRight(line, " \t\r")
-	return len(t) > 0 && bytes.IndexByte([]byte(".?!"), t[len(t)-1]) >= 0
+	return len(t) > 0 && strings.IndexByte(".?!", t[len(t)-1]) >= 0
 }
 
 // delimiters returns the field delimiter of line, the one of ",", tab,
@@ -143,7 +144,7 @@ func delimiters(line []byte) (byte, int) {
 		case c == '"':
 			quoted = !quoted
 		case !quoted:
-			if i := bytes.IndexByte([]byte(set), c); i >= 0 {
+			if i := strings.IndexByte(set, c); i >= 0 {
 				counts[i]++
 			}
 		}
