@@ -56,6 +56,12 @@ type Ranking struct {
 	// when more than half its words have one. One word guessed of two or
 	// three is no sign that the memory holds what was asked.
 	StandInMajority bool
+	// GuessShare judges the full-text hits of a query none of whose words
+	// the index holds: a hit holding stand-ins for no more than half of
+	// the query's words is a guess, kept only when its vector similarity
+	// reaches GuessShare times the relevance floor (Query.MinSimilarity),
+	// as the vector ranking found it. 0 keeps every full-text hit.
+	GuessShare float64
 }
 
 // DefaultRanking returns the ranking selmem ships with the built-in
@@ -71,9 +77,29 @@ type Ranking struct {
 // for a query with a word the memory lacks (typos, word fragments and
 // words used alike). Searching every chunk for every query ranks the
 // workspace set better still, but Postgres's approximate vector index
-// could then not give the embedded index's answers.
+// could then not give the embedded index's answers. A full-text hit of a
+// query the index holds none of the words of, holding stand-ins for half
+// its words or fewer, needs three quarters of the relevance floor: such
+// guesses of nonsense queries stayed below 0.6 of it, the relevant hits of
+// the dev sets' labelled queries above 0.85.
 func DefaultRanking() Ranking {
-	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, NeighbourTypes: []string{"note"}, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7, StandInMajority: true}
+	return Ranking{K1: 0.9, B: 0.5, HeadingWeight: 2, PathWeight: 1, Neighbour: 0.5, NeighbourTypes: []string{"note"}, VectorWeight: 0.5, Rerank: true, UnknownVectorWeight: 0.25, TypoWeight: 0.7, RelatedWeight: 0.7, AssociatedWeight: 0.7, StandInMajority: true, GuessShare: 0.75}
+}
+
+// MaxGuessWords is the most words a query may have for its full-text hits
+// to be judged as guesses (Ranking.GuessShare): the index backends track
+// the words a hit holds stand-ins for in 64 bits.
+const MaxGuessWords = 64
+
+// GuessCover returns how many words of a query of n words, none of which
+// the index holds, a full-text hit must hold stand-ins for not to be a
+// guess (Ranking.GuessShare): more than half of them. It returns 0 (no
+// hit is a guess) when GuessShare is 0 or n exceeds MaxGuessWords.
+func (r *Ranking) GuessCover(n int) int {
+	if r.GuessShare <= 0 || n > MaxGuessWords {
+		return 0
+	}
+	return n/2 + 1
 }
 
 // ModelRanking is DefaultRanking for a semantic embedding model (the

@@ -256,8 +256,9 @@ func evalMemory(ctx context.Context, cfg config, home, perQuery string, set devs
 	return nil
 }
 
-// noFloor is the variant without a relevance floor, against which the
-// report counts the labelled queries a floor loses.
+// noFloor is the variant without a relevance floor, nor a judgement of
+// guesses (memstore.Ranking.GuessShare), against which the report counts
+// the labelled queries a floor loses.
 const noFloor = "no-floor"
 
 // floorReference returns the report of the no-floor variant, running it

@@ -84,6 +84,9 @@ var variants = []variant{
 	{name: "related-weight-0.4", change: func(r *memstore.Ranking) { r.RelatedWeight = 0.4 }},
 	{name: "related-weight-1", change: func(r *memstore.Ranking) { r.RelatedWeight = 1 }},
 	{name: "stand-ins-any", change: func(r *memstore.Ranking) { r.StandInMajority = false }},
+	{name: "guesses-kept", change: func(r *memstore.Ranking) { r.GuessShare = 0 }},
+	{name: "guess-share-0.5", change: func(r *memstore.Ranking) { r.GuessShare = 0.5 }},
+	{name: "guess-share-1", change: func(r *memstore.Ranking) { r.GuessShare = 1 }},
 	{name: "no-typo-terms", change: func(r *memstore.Ranking) { r.TypoWeight = 0 }},
 	{name: "typo-weight-1", change: func(r *memstore.Ranking) { r.TypoWeight = 1 }},
 	{name: "vector-1 always (equal RRF)", change: func(r *memstore.Ranking) {
@@ -94,7 +97,7 @@ var variants = []variant{
 	{name: "k1-1.2", change: func(r *memstore.Ranking) { r.K1 = 1.2 }},
 	{name: "k1-0.6", change: func(r *memstore.Ranking) { r.K1 = 0.6 }},
 	{name: "previous-k1.2-b0.75-n0.3", change: func(r *memstore.Ranking) { r.K1, r.B, r.Neighbour = 1.2, 0.75, 0.3 }},
-	{name: noFloor, change: func(*memstore.Ranking) {}, floor: -2},
+	{name: noFloor, change: func(r *memstore.Ranking) { r.GuessShare = 0 }, floor: -2},
 	{name: "floor-0.2", change: func(*memstore.Ranking) {}, floor: 0.2},
 	{name: "floor-0.25", change: func(*memstore.Ranking) {}, floor: 0.25},
 	{name: "floor-0.3", change: func(*memstore.Ranking) {}, floor: 0.3},

@@ -31,6 +31,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) memstore.Index) {
 		{"PartialWord", testPartialWord},
 		{"SpelledWords", testSpelledWords},
 		{"RelatedWords", testRelatedWords},
+		{"Guesses", testGuesses},
 		{"Filters", testFilters},
 		{"Validity", testValidity},
 		{"Replace", testReplace},
@@ -353,6 +354,56 @@ func testRelatedWords(t *testing.T, s *suite) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %q related %q associated %q: full-text hits %v, want %v", tt.name, tt.query, tt.related, tt.associated, got, tt.want)
+		}
+	}
+}
+
+// testGuesses checks memstore.Ranking.GuessShare: of a query the memory
+// holds none of the words of, a full-text hit holding stand-ins for no
+// more than half its words stays only when its vector similarity reaches
+// GuessShare times the floor, even when most words have a stand-in
+// somewhere; a hit holding stand-ins for most of them stays whatever its
+// similarity.
+func testGuesses(t *testing.T, s *suite) {
+	share := memstore.DefaultRanking().GuessShare
+	if share == 0 {
+		t.Skip("the default ranking keeps every full-text hit")
+	}
+	paths := s.putTexts(t,
+		"A customer is lost after ninety days.",
+		"Invoices are due within thirty days.")
+	apart := map[string][]string{"client": {"custom"}, "buyer": {"invoic"}}
+	together := map[string][]string{"client": {"custom"}, "buyer": {"custom"}}
+	tests := []struct {
+		name    string
+		related map[string][]string
+		// near: the query's vector is the first chunk's, and the floor
+		// above any similarity but with the guesses' share below 1.
+		near bool
+		want []string // the hits by full text, best first
+	}{
+		{"each chunk holds one word's stand-in", apart, false, nil},
+		{"a guess near the query", apart, true, paths[:1]},
+		{"one chunk holds two words' stand-ins", together, false, paths[:1]},
+	}
+	for _, tt := range tests {
+		q := s.hybrid(t, "client buyer zorblat")
+		q.Related = tt.related
+		q.MinSimilarity = 2
+		if tt.near {
+			q.Vector = s.chunk(t, paths[0], 0, "A customer is lost after ninety days.").Embedding
+			q.MinSimilarity = 0.99 / share
+		}
+		var got []string
+		for _, h := range s.search(t, q) {
+			if h.TextRank == 0 {
+				t.Errorf("%s: vector-only hit %s#%d passed the floor", tt.name, h.Path, h.Seq)
+				continue
+			}
+			got = append(got, h.Path)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: full-text hits %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -43,7 +43,8 @@ const filterSQL = `
 // terms are given as an array so that each (chunk, term) posting is looked
 // up through the key rather than every posting of the chunk read.
 const scoreSQL = `
-	SELECT c.id, c.path, c.seq, c.type, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score
+	SELECT c.id, c.path, c.seq, c.type, sum(qi.idf * x.tf / ($15::float8 + x.tf)) AS score,
+		bit_or(qi.words) AS words
 	FROM %s s
 	JOIN selmem_chunks c ON c.id = s.id
 	JOIN selmem_postings p ON p.chunk_id = s.id AND p.term = ANY (ARRAY(SELECT term FROM qi))
@@ -169,7 +170,12 @@ const withNeighbourSQL = `
 //   - fusion: 1/(RRFK + text rank) + w/(RRFK + vector rank), w = $20 when
 //     the index holds every word's term, $21 otherwise;
 //   - relevance floor: of the hits the full-text ranking does not hold,
-//     only those with a vector similarity of at least $22.
+//     only those with a vector similarity of at least $22; with $46
+//     (memstore.Ranking.GuessShare), of the full-text hits of a query the
+//     index holds none of the words of that hold the terms standing in
+//     for no more than half its words (words: a bit per word, the
+//     first memstore.MaxGuessWords), only those with a vector similarity
+//     of at least $47.
 //
 // Parameters: $1 the query's words, $2 their terms, $3 and $4 edit
 // variants (the 1-based index of their word, the variant), $5 vector (NULL:
@@ -188,7 +194,9 @@ const withNeighbourSQL = `
 // terms (likewise), $42 their weight, $43 whether the vector ranking of a
 // query the index knows reorders the full-text ranking alone, $44 the
 // types whose chunks take the neighbour share (empty: every type), $45
-// whether stand-ins need a majority of a query whose words the index lacks.
+// whether stand-ins need a majority of a query whose words the index lacks,
+// $46 whether full-text hits can be guesses, $47 the vector similarity a
+// guess needs.
 //
 // The principal's filter applies wherever chunks or terms are picked: a
 // word counts as known, and a typo variant as a stand-in, only when a
@@ -255,12 +263,13 @@ related AS (
 ),
 standins AS MATERIALIZED (
 	SELECT term, max(df) AS df, max(weight) AS weight, bool_and(related) AS related,
-		bool_and(associated) AS associated FROM (
-		SELECT term, df, 1.0::float8 AS weight, false AS related, false AS associated FROM known
+		bool_and(associated) AS associated, bit_or(words) AS words FROM (
+		SELECT term, df, 1.0::float8 AS weight, false AS related, false AS associated, 0::int8 AS words FROM known
 		UNION ALL
-		SELECT term, df, $23::float8, false, false FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
+		SELECT term, df, $23::float8, false, false, ` + fmt.Sprintf(wordBitSQL, "i") + ` FROM fuzzy WHERE rn <= $24 AND $23::float8 > 0
 		UNION ALL
-		SELECT term, df, CASE WHEN associated THEN $42::float8 ELSE $39::float8 END, true, associated FROM related
+		SELECT term, df, CASE WHEN associated THEN $42::float8 ELSE $39::float8 END, true, associated,
+			` + fmt.Sprintf(wordBitSQL, "i") + ` FROM related
 	) x GROUP BY term
 ),
 -- The missing words that keep a stand-in.
@@ -272,15 +281,22 @@ covered AS (
 	) x
 ),
 qt AS MATERIALIZED (
-	SELECT term, df, weight, related FROM standins
+	SELECT term, df, weight, related, words FROM standins
 	WHERE (NOT associated OR EXISTS (SELECT 1 FROM standins WHERE NOT related))
 	AND (NOT $45::boolean OR EXISTS (SELECT 1 FROM known)
 		OR 2 * (SELECT n FROM covered) > (SELECT count(*) FROM missing))
 ),
 qi AS MATERIALIZED (
-	SELECT qt.term, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
+	SELECT qt.term, qt.words, qt.weight * ln(1 + (s.n - qt.df + 0.5) / (qt.df + 0.5)) AS idf,
 		CASE WHEN row_number() OVER (ORDER BY qt.df, qt.term) = 1 THEN $30::int ELSE $13::int END AS depth
 	FROM qt, stats s
+),
+-- How many words a full-text hit must hold stand-ins for not to be a
+-- guess: more than half, when the index holds none of the query's words.
+guess AS (
+	SELECT CASE WHEN $46::boolean AND NOT EXISTS (SELECT 1 FROM known) AND count(*) <= ` + strconv.Itoa(memstore.MaxGuessWords) + `
+		THEN count(*) / 2 + 1 ELSE 0 END AS cover
+	FROM missing
 ),
 vw AS (
 	SELECT CASE WHEN k.known THEN $20::float8 ELSE $21::float8 END AS w, $43::boolean AND k.known AS rerank
@@ -351,12 +367,13 @@ scored AS MATERIALIZED (
 	` + fmt.Sprintf(scoreSQL, "adjacent") + `
 ),
 text_hits AS MATERIALIZED (
-	SELECT t.id, t.path, t.seq, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank
+	SELECT t.id, t.path, t.seq, row_number() OVER (ORDER BY t.score DESC, t.path, t.seq) AS rank,
+		bit_count(t.words::bit(64)) < (SELECT cover FROM guess) AS guess
 	FROM (
-		SELECT o.id, o.path, o.seq, o.score + CASE WHEN cardinality($44::text[]) = 0 OR o.type = ANY ($44::text[])
+		SELECT o.id, o.path, o.seq, o.words, o.score + CASE WHEN cardinality($44::text[]) = 0 OR o.type = ANY ($44::text[])
 			THEN $19::float8 * coalesce(max(nb.score), 0) ELSE 0 END AS score
 		FROM scored o LEFT JOIN scored nb ON nb.path = o.path AND (nb.seq = o.seq - 1 OR nb.seq = o.seq + 1)
-		GROUP BY o.id, o.path, o.seq, o.type, o.score
+		GROUP BY o.id, o.path, o.seq, o.type, o.score, o.words
 		ORDER BY score DESC, o.path, o.seq
 		LIMIT $11
 	) t
@@ -394,6 +411,7 @@ fused AS (
 	SELECT coalesce(t.id, v.id) AS id,
 		coalesce(t.rank, 0) AS text_rank,
 		coalesce(v.rank, 0) AS vector_rank,
+		t.guess,
 		coalesce(1.0::float8 / (` + strconv.Itoa(memstore.RRFK) + ` + t.rank), 0)
 		+ coalesce((SELECT w FROM vw) / (` + strconv.Itoa(memstore.RRFK) + ` + v.rank), 0) AS score,
 		v.sim
@@ -404,9 +422,14 @@ SELECT c.path, c.seq, c.workspace, c.scope, c.type, c.heading, c.start_line, c.e
 	f.score, f.text_rank, f.vector_rank
 FROM fused f
 JOIN selmem_chunks c ON c.id = f.id
-WHERE f.text_rank > 0 OR f.sim >= $22::float8
+WHERE CASE WHEN f.text_rank > 0 THEN NOT f.guess OR f.sim >= $47::float8 ELSE f.sim >= $22::float8 END
 ORDER BY f.score DESC, c.path, c.seq
 LIMIT $12`
+
+// wordBitSQL is the bit of the query's word whose 1-based index is %s,
+// among the first memstore.MaxGuessWords, for the words a term stands in
+// for (memstore.Ranking.GuessShare).
+var wordBitSQL = `CASE WHEN %[1]s <= ` + strconv.Itoa(memstore.MaxGuessWords) + ` THEN 1::int8 << (%[1]s - 1)::int ELSE 0 END`
 
 // exactNearest is how many chunks a search compares its vector with one
 // by one, as the embedded index does, rather than through the HNSW index,
@@ -507,7 +530,8 @@ func (ix *Index) searchArgs(q memstore.Query) ([]any, bool) {
 		cand, limit, ix.opts.TextPool, nearestPool(cand), r.K1, r.B, r.HeadingWeight, r.PathWeight, r.Neighbour,
 		r.VectorWeight, r.UnknownVectorWeight, q.MinSimilarity, r.TypoWeight, fuzzyMax, fuzzyMinLen, ix.rescorePool(cand),
 		all, zones, seedPool(cand), ix.rarestPool(), pidx, prefixes, sidx, stemVariants, ix.probePool(cand), workspaceZone(q.Workspace), ridx, related, r.RelatedWeight,
-		aidx, associated, r.AssociatedWeight, r.Rerank, neighbourTypes, r.StandInMajority}, len(words) > 0 || vec != nil
+		aidx, associated, r.AssociatedWeight, r.Rerank, neighbourTypes, r.StandInMajority,
+		r.GuessShare > 0, r.GuessShare * q.MinSimilarity}, len(words) > 0 || vec != nil
 }
 
 // rescorePool is how many full-text candidates, best by the BM25F their

@@ -18,7 +18,7 @@ func (i *Index) SearchBaseline(ctx context.Context, q memstore.Query) ([]memstor
 
 // textSearchBaseline finds a row's neighbours by comparing its path with
 // the adjacent rows'.
-func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k int) []ranked {
+func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k, cover int) []ranked {
 	if len(terms) == 0 || len(s.rows) == 0 {
 		return nil
 	}
@@ -27,6 +27,7 @@ func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readabl
 	defer s.release(sc)
 	scores, touched := sc.scores, sc.touched
 	h := make(topHeap, 0, k)
+	guess := s.lex.guess(terms, cover)
 	offer := func(row int32, score float64) {
 		if len(h) == k && score < h[0].score {
 			return
@@ -35,7 +36,7 @@ func (s *vecStore) textSearchBaseline(r *memstore.Ranking, f *vecFilter, readabl
 		if !f.match(rw) {
 			return
 		}
-		h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
+		h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score, guess: guess(row)}, k)
 	}
 	shares := s.sharesNeighbour(r)
 	if r.Neighbour == 0 {

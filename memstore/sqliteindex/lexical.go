@@ -3,6 +3,7 @@ package sqliteindex
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -147,6 +148,10 @@ type queryTerm struct {
 	related bool
 	// associated: the term stands in through associations alone.
 	associated bool
+	// words has bit i set when the term stands in for the i-th of the
+	// query's words the index lacks (of the first
+	// memstore.MaxGuessWords); 0 for the query's own terms.
+	words uint64
 }
 
 // Fuzzy matching of query words the index lacks: a word of at least
@@ -186,6 +191,7 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 			return
 		}
 		terms[k].weight = max(terms[k].weight, t.weight)
+		terms[k].words |= t.words
 		terms[k].related = terms[k].related && t.related
 		terms[k].associated = terms[k].associated && t.associated
 	}
@@ -204,6 +210,7 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 	// Of the missing words, how many have a stand-in, and how many have
 	// associated ones alone.
 	var covered, associatedOnly int
+	var bit uint64
 	standIn := func(terms []string, weight float64, associated bool) bool {
 		if weight <= 0 {
 			return false
@@ -211,18 +218,22 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 		held := false
 		for _, term := range terms {
 			if id, ok := l.ids[term]; ok && l.held(id, readable) {
-				add(queryTerm{id: id, weight: weight, related: true, associated: associated})
+				add(queryTerm{id: id, weight: weight, related: true, associated: associated, words: bit})
 				held = true
 			}
 		}
 		return held
 	}
-	for _, w := range missing {
+	for j, w := range missing {
+		bit = 0
+		if j < memstore.MaxGuessWords {
+			bit = 1 << j
+		}
 		found := false
 		if r.TypoWeight > 0 {
 			others, ok := q.Spelled[w]
 			for _, id := range l.fuzzy(w, others, ok, readable) {
-				add(queryTerm{id: id, weight: r.TypoWeight})
+				add(queryTerm{id: id, weight: r.TypoWeight, words: bit})
 				found = true
 			}
 		}
@@ -244,6 +255,26 @@ func (l *lexicon) queryTerms(q *memstore.Query, r *memstore.Ranking, readable fu
 		terms = nil
 	}
 	return terms, len(missing)
+}
+
+// guess returns a predicate telling the rows that hold terms standing in
+// for fewer than cover of the query's words (queryTerm.words), or one
+// telling none when cover is 0.
+func (l *lexicon) guess(terms []queryTerm, cover int) func(row int32) bool {
+	if cover == 0 {
+		return func(int32) bool { return false }
+	}
+	words := make(map[int32]uint64, len(terms))
+	for _, t := range terms {
+		words[t.id] = t.words
+	}
+	return func(row int32) bool {
+		var held uint64
+		for _, id := range l.fwd[row] {
+			held |= words[id]
+		}
+		return bits.OnesCount64(held) < cover
+	}
 }
 
 // held reports whether a live row readable holds term id (readable nil:

@@ -25,7 +25,7 @@ func (i *Index) Search(ctx context.Context, q memstore.Query) ([]memstore.Hit, e
 // textRanker and vectorRanker compute the two rankings of a search over
 // the in-memory rows; tests pass reference implementations.
 type (
-	textRanker   func(s *vecStore, r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k int) []ranked
+	textRanker   func(s *vecStore, r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k, cover int) []ranked
 	vectorRanker func(s *vecStore, f *vecFilter, vec []float32, k int) []ranked
 )
 
@@ -70,9 +70,15 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 	}
 	readable := i.vecs.readable(&f)
 	terms, unknown := i.vecs.lex.queryTerms(&q, &i.rank, readable)
-	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates)
-	var vecRanked []ranked
 	known := unknown == 0 && len(terms) > 0
+	// A query with no word of its own in the index matches by stand-ins
+	// alone: a hit holding too few of them is a guess.
+	cover := 0
+	if !slices.ContainsFunc(terms, func(t queryTerm) bool { return t.words == 0 }) {
+		cover = i.rank.GuessCover(unknown)
+	}
+	textRanked := rankText(i.vecs, &i.rank, &f, readable, terms, q.Candidates, cover)
+	var vecRanked []ranked
 	vw := i.rank.VectorWeight
 	if !known {
 		vw = i.rank.UnknownVectorWeight
@@ -84,7 +90,7 @@ func (i *Index) search(ctx context.Context, q memstore.Query, rankText textRanke
 	default:
 		vecRanked = rankVector(i.vecs, &f, vec, q.Candidates)
 	}
-	fused := fuse(textRanked, vecRanked, vw, q.MinSimilarity, q.Limit)
+	fused := fuse(textRanked, vecRanked, vw, floors{q.MinSimilarity, i.rank.GuessShare * q.MinSimilarity}, q.Limit)
 	return i.fetch(ctx, fused)
 }
 
@@ -154,14 +160,17 @@ func (s *vecStore) readable(f *vecFilter) func(row int32) bool {
 // textSearch returns the best k rows passing f by full-text score (BM25F
 // plus the neighbour share, memstore.Ranking), best first. Only rows
 // readable accepts are scored; neighbours share a file, so a readable
-// row's neighbours are readable.
-func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k int) []ranked {
+// row's neighbours are readable. With cover > 0, a row holding terms
+// standing in for fewer than cover of the query's words is a guess
+// (memstore.Ranking.GuessShare).
+func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(row int32) bool, terms []queryTerm, k, cover int) []ranked {
 	if len(terms) == 0 || len(s.rows) == 0 {
 		return nil
 	}
 	sc := s.scoreTerms(r, readable, terms)
 	defer s.release(sc)
 	scores := sc.scores
+	guess := s.lex.guess(terms, cover)
 	h := make(topHeap, 0, k)
 	shares := s.sharesNeighbour(r)
 	for _, row := range sc.touched {
@@ -183,7 +192,7 @@ func (s *vecStore) textSearch(r *memstore.Ranking, f *vecFilter, readable func(r
 			continue
 		}
 		if rw := &s.rows[row]; f.match(rw) {
-			h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score}, k)
+			h.offer(ranked{id: rw.id, path: rw.path, seq: rw.seq, score: score, guess: guess(row)}, k)
 		}
 	}
 	h.sort()
@@ -221,20 +230,26 @@ func (s *vecStore) scoreTerms(r *memstore.Ranking, readable func(row int32) bool
 
 // fused is a hit with the row id to fetch its chunk by.
 type fused struct {
-	id  int64
-	hit memstore.Hit
-	sim float64 // vector similarity, when in the vector ranking
+	id    int64
+	hit   memstore.Hit
+	sim   float64 // vector similarity, when in the vector ranking
+	guess bool    // a full-text guess (ranked.guess)
 }
+
+// floors are the vector similarities a hit needs: vector-only hits
+// vector (the relevance floor), full-text guesses guess.
+type floors struct{ vector, guess float64 }
 
 // fuse combines the rankings with reciprocal rank fusion, the vector
 // ranking weighted by vectorWeight, and returns the best limit, highest
 // score first, ties broken by path then seq. Of the hits only the vector
-// ranking holds, those with a similarity of at least floor remain: the
-// relevance floor.
-func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
+// ranking holds, those with a similarity of at least fl.vector remain
+// (the relevance floor); of the full-text guesses, those the vector
+// ranking holds with a similarity of at least fl.guess.
+func fuse(text, vec []ranked, vectorWeight float64, fl floors, limit int) []fused {
 	byID := make(map[int64]int, len(text)+len(vec))
 	var out []fused
-	add := func(rs []ranked, weight float64, setRank func(f *fused, rank int, score float64)) {
+	add := func(rs []ranked, weight float64, setRank func(f *fused, rank int, x *ranked)) {
 		for k, x := range rs {
 			j, ok := byID[x.id]
 			if !ok {
@@ -242,15 +257,20 @@ func fuse(text, vec []ranked, vectorWeight, floor float64, limit int) []fused {
 				byID[x.id] = j
 				out = append(out, fused{id: x.id, hit: memstore.Hit{Chunk: memstore.Chunk{Path: x.path, Seq: x.seq}}})
 			}
-			setRank(&out[j], k+1, x.score)
+			setRank(&out[j], k+1, &x)
 			out[j].hit.Score += weight / float64(memstore.RRFK+k+1)
 		}
 	}
-	add(text, 1, func(f *fused, rank int, _ float64) { f.hit.TextRank = rank })
+	add(text, 1, func(f *fused, rank int, x *ranked) { f.hit.TextRank, f.guess = rank, x.guess })
 	if vectorWeight > 0 {
-		add(vec, vectorWeight, func(f *fused, rank int, sim float64) { f.hit.VectorRank, f.sim = rank, sim })
+		add(vec, vectorWeight, func(f *fused, rank int, x *ranked) { f.hit.VectorRank, f.sim = rank, x.score })
 	}
-	out = slices.DeleteFunc(out, func(f fused) bool { return f.hit.TextRank == 0 && f.sim < floor })
+	out = slices.DeleteFunc(out, func(f fused) bool {
+		if f.hit.TextRank == 0 {
+			return f.sim < fl.vector
+		}
+		return f.guess && (f.hit.VectorRank == 0 || f.sim < fl.guess)
+	})
 	slices.SortFunc(out, func(a, b fused) int {
 		if c := cmp.Compare(b.hit.Score, a.hit.Score); c != 0 {
 			return c

@@ -442,6 +442,9 @@ type ranked struct {
 	path  string
 	seq   int
 	score float64 // higher is better
+	// guess: a full-text hit holding stand-ins for too few of the
+	// query's words (memstore.Ranking.GuessShare).
+	guess bool
 }
 
 // better orders rankings: higher score, then path, then seq.
