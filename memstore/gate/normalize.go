@@ -61,6 +61,9 @@ const (
 //     tokens split over lines joined: YAML folded and literal block
 //     scalars, backslash continuations, and a line ending in a token run
 //     continued by a line starting with one;
+//     a field name ending a line ("password:", "the token is") is joined
+//     to a value alone on the next line, and the cells of tables are
+//     written as field: value lines (see tableAssignments);
 //  2. decoded text: base64 and hex runs of at least 24 characters in the
 //     normalised text, decoded when the result is mostly printable text.
 //
@@ -79,6 +82,12 @@ func normalizedViews(text string) []view {
 		if next != i+1 || joined != lines[i] {
 			nb.add(joined, i+1)
 		}
+		if next < len(norms) && fieldAtEnd(joined) {
+			// "The password is" / "token:" with the value on the next line.
+			if v := strings.TrimSpace(norms[next]); v != "" && !strings.ContainsAny(v, " \t") {
+				nb.add(strings.TrimRight(joined, " \t")+" "+v, i+1)
+			}
+		}
 		if next > i+1 {
 			// A line broken with a hyphen, as text wraps: also without it.
 			if d := dehyphenate(norms[i:next]); d != joined {
@@ -92,6 +101,7 @@ func normalizedViews(text string) []view {
 		}
 		i = next
 	}
+	tableAssignments(norms, nb.add)
 	var out []view
 	if len(nb.origin) > 0 {
 		out = append(out, nb.view())
@@ -383,4 +393,117 @@ func dehyphenate(lines []string) string {
 		b.WriteString(l)
 	}
 	return b.String()
+}
+
+// reFieldAtEnd matches a line ending in a credential field name and its
+// operator, whose value may stand alone on the next line.
+var reFieldAtEnd = regexp.MustCompile(`(?i)(?:pass|pw|secret|token|key|credential)[\w.-]*["'*_\x60]*\s*(?::|=|\sis|\swas)[\s*_\x60]*$`)
+
+// fieldAtEnd reports whether l ends in a credential field name and its
+// operator (see reFieldAtEnd), testing the cheap conditions first.
+func fieldAtEnd(l string) bool {
+	t := strings.TrimRight(l, " \t*_`")
+	if !strings.HasSuffix(t, ":") && !strings.HasSuffix(t, "=") && !hasSuffixFold(t, " is") && !hasSuffixFold(t, " was") {
+		return false
+	}
+	return reFieldAtEnd.MatchString(l[max(0, len(l)-maxFieldTail):])
+}
+
+// maxFieldTail bounds the end of a line fieldAtEnd reads: a field name,
+// its decoration and operator.
+const maxFieldTail = 128
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
+// maxHeaderWords bounds a markdown table cell read as a field name ("API
+// key"); a cell of a delimited line is read as one when it is one word.
+const maxHeaderWords = 3
+
+// tableAssignments calls add with a "field: value" line, and the 1-based
+// line it comes from, for each cell of a table that a credential field
+// names: in a markdown table the cell after one holding a field name
+// (| API_TOKEN | X |), and in any table the cell under a header holding
+// one (user,password over admin,X). Tables are markdown rows (|) and
+// tab- or comma-separated lines; a header holds for the lines below it
+// with as many cells.
+func tableAssignments(lines []string, add func(string, int)) {
+	var header []string
+	for i, l := range lines {
+		cells, markdown := tableCells(l)
+		if len(cells) < 2 {
+			header = nil
+			continue
+		}
+		if isTableRule(cells) {
+			continue
+		}
+		words := 1
+		if markdown {
+			words = maxHeaderWords
+		}
+		if len(cells) != len(header) {
+			header = cells
+		} else {
+			for k, h := range header {
+				if f := cellField(h, words); f != "" && cells[k] != "" {
+					add(f+": "+cells[k], i+1)
+				}
+			}
+		}
+		for k := 0; markdown && k+1 < len(cells); k++ {
+			if f := cellField(cells[k], words); f != "" && cells[k+1] != "" {
+				add(f+": "+cells[k+1], i+1)
+			}
+		}
+	}
+}
+
+// tableCells splits a table row into its trimmed cells: at | for a
+// markdown row (markdown true), else at tabs, else at commas; nil for a
+// line that is none. A line with brackets, braces or semicolons is code,
+// not a delimited row.
+func tableCells(l string) (cells []string, markdown bool) {
+	t := strings.TrimSpace(l)
+	switch {
+	case strings.Count(t, "|") >= 2:
+		cells, markdown = strings.Split(strings.Trim(t, "|"), "|"), true
+	case strings.ContainsAny(t, "(){}[];<>"):
+		return nil, false
+	case strings.Contains(t, "\t"):
+		cells = strings.Split(t, "\t")
+	case strings.Contains(t, ","):
+		cells = strings.Split(t, ",")
+	default:
+		return nil, false
+	}
+	for k := range cells {
+		cells[k] = strings.Trim(strings.TrimSpace(cells[k]), `"`)
+	}
+	return cells, markdown
+}
+
+// isTableRule reports a markdown table's separator row: |---|:--:|.
+func isTableRule(cells []string) bool {
+	for _, c := range cells {
+		if strings.Trim(c, "-: ") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// cellField returns the cell c as a field name, "API key" as API_key, when
+// it is at most words words and names a credential field, or "".
+func cellField(c string, words int) string {
+	w := strings.Fields(strings.Trim(c, "*_`"))
+	if len(w) == 0 || len(w) > words {
+		return ""
+	}
+	f := strings.Join(w, "_")
+	if !isCredentialField(f) {
+		return ""
+	}
+	return f
 }

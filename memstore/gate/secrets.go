@@ -39,6 +39,7 @@ var (
 	kindCLIPassword   = &secretKind{"cli-password", "a password on a command line (curl -u, mysql -p)", "CLI_PASSWORD"}
 	kindNetrc         = &secretKind{"netrc-password", "a password in a .netrc entry", "NETRC_PASSWORD"}
 	kindPgpass        = &secretKind{"pgpass-password", "a password in a .pgpass line", "PGPASSWORD"}
+	kindCredPair      = &secretKind{"credential-pair", "a user name and password pair (user / password)", "LOGIN_PASSWORD"}
 	kindScannerBroken = &secretKind{"scanner-unavailable", "content the secret scanner could not check (its rules failed to load)", "API_TOKEN"}
 )
 
@@ -135,6 +136,7 @@ var detectors = []secretDetector{
 	{needles: []string{"://"}, match: matchURLPassword},
 	{needles: []string{"authorization"}, match: matchAuthHeader},
 	{needles: assignmentNeedles, match: matchAssignment},
+	{needles: credPairNeedles, match: matchCredentialPair},
 }
 
 // needleRef ties a needle to the detector it triggers.
@@ -344,9 +346,13 @@ func matchAuthHeader(line, _ string) (secretFinding, bool) {
 // says they hold something else are not: password_policy, secret_ref,
 // token_env, max_tokens, api_key_file.
 
-var assignmentNeedles = []string{"pass", "pw", "secret", "token", "key", "credential"}
+var assignmentNeedles = []string{"pass", "pw", "secret", "token", "key", "credential", "kennwort", "wachtwoord", "senha", "contrasena"}
 
-var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential"}
+// secretSuffixes end the names of credential fields; passwort, kennwort,
+// wachtwoord, senha and contrasena are password in German, Dutch,
+// Portuguese and Spanish.
+var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential",
+	"passwort", "kennwort", "wachtwoord", "senha", "contrasena"}
 
 var keyQualifiers = map[string]bool{
 	"api": true, "access": true, "secret": true, "private": true, "signing": true,
@@ -458,7 +464,7 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				field := spokenField(line, ks, key)
 				v := line[vs:ve]
 				if isCredentialField(field) && looksLikeSecretValue(v) && len(v) >= 8 &&
-					hasClasses(v, true, bare, bare) && strings.ContainsFunc(v, unicode.IsLetter) {
+					(hasClasses(v, true, bare, bare) || isRandomLower(v)) && strings.ContainsFunc(v, unicode.IsLetter) {
 					return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
 				}
 				if !bare {
@@ -496,9 +502,15 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 // spokenValue returns the span of the word stated in prose as the value
 // of the field name ending at byte i of line: after is or was ("password
 // is X", "the key was X."), or, bare, after one blank ("with password
-// X"); without a closing stop. ok is false for anything else.
+// X"); without a closing stop, and without the quotes or backticks around
+// it ("API key `X`"). ok is false for anything else.
 func spokenValue(line string, i int) (start, end int, bare, ok bool) {
 	rest := line[i:]
+	if m := reSpokenQualifier.FindStringSubmatchIndex(rest); m != nil {
+		// "the password for the staging box is X": the qualifier is
+		// skipped to its is or was.
+		i, rest = i+m[2], rest[m[2]:]
+	}
 	switch {
 	case len(rest) > 4 && strings.EqualFold(rest[:4], " is "):
 		start = i + 4
@@ -508,6 +520,13 @@ func spokenValue(line string, i int) (start, end int, bare, ok bool) {
 		start, bare = i+1, true
 	default:
 		return 0, 0, false, false
+	}
+	if q := line[start]; q == '"' || q == '\'' || q == '`' {
+		j := strings.IndexByte(line[start+1:], q)
+		if j < 0 {
+			return 0, 0, false, false
+		}
+		return start + 1, start + 1 + j, bare, j > 0
 	}
 	end = start
 	for end < len(line) && !strings.ContainsRune(" \t,;)\"'`", rune(line[end])) {
@@ -519,11 +538,35 @@ func spokenValue(line string, i int) (start, end int, bare, ok bool) {
 	return start, end, bare, end > start
 }
 
+// reSpokenQualifier matches a qualifier between a field name and the is
+// or was that states its value, group 1 from the blank before the verb:
+// " for the staging box is ".
+var reSpokenQualifier = regexp.MustCompile(`(?i)^\s+(?:for|of|on|in|at|to)\s[^.,;:=]{1,40}?(\s(?:is|was)\s)`)
+
+// isRandomLower reports values such as 9f8e7d6c5b4a3f2e9d8c: 16 or more
+// lower-case letters and digits, both, as lower-case hex and base36
+// tokens are written, and not a 0x number (an address or a constant).
+// After a credential field in prose ("token 9f8e...") such a value is the
+// credential; after commit, sha or digest it is a hash, and those are not
+// credential fields.
+func isRandomLower(v string) bool {
+	if len(v) < 16 || strings.HasPrefix(v, "0x") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return hasClasses(v, true, false, true)
+}
+
 // spokenField returns the field name key, starting at byte ks of line,
-// joined to the word before it when key is the bare word key, as prose
-// names one: "API key" is API_key, "secret key" secret_key.
+// joined to the word before it when key is the bare word key or token, as
+// prose names one: "API key" is API_key, "secret key" secret_key, "page
+// token" page_token (not a credential).
 func spokenField(line string, ks int, key string) string {
-	if !strings.EqualFold(key, "key") || ks < 2 || line[ks-1] != ' ' {
+	if !strings.EqualFold(key, "key") && !strings.EqualFold(key, "token") || ks < 2 || line[ks-1] != ' ' {
 		return key
 	}
 	ws := ks - 1
@@ -536,26 +579,32 @@ func spokenField(line string, ks int, key string) string {
 // assignedValue parses the assignment operator and value after a field name
 // ending at byte i of line. It returns the span of the value, or ok false
 // when there is no assignment or the value is prose (several words).
+// Besides : = := => it reads -> → — – and a spaced -, markdown emphasis
+// around the name, operator or value (**Password:** X), and a qualifier
+// before a colon ("password (staging): X", "token for the CI bot: X").
 func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
-	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
-		i++
+	i = skipAny(line, i, `"'*_`+"`")
+	qualified := false
+	if m := reFieldQualifier.FindStringIndex(line[i:]); m != nil {
+		i, qualified = i+m[1]-1, true // at the colon
 	}
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
-	}
+	i = skipAny(line, i, " \t")
 	switch {
-	case strings.HasPrefix(line[i:], ":="), strings.HasPrefix(line[i:], "=>"):
+	case strings.HasPrefix(line[i:], ":="), strings.HasPrefix(line[i:], "=>"), strings.HasPrefix(line[i:], "->"):
 		i += 2
 	case strings.HasPrefix(line[i:], "=="), strings.HasPrefix(line[i:], "://"):
 		return 0, 0, false
 	case i < len(line) && (line[i] == ':' || line[i] == '='):
 		i++
+	case strings.HasPrefix(line[i:], "→"), strings.HasPrefix(line[i:], "—"), strings.HasPrefix(line[i:], "–"):
+		i += 3 // each is three bytes in UTF-8
+	case strings.HasPrefix(line[i:], "- ") && i > 0 && (line[i-1] == ' ' || line[i-1] == '\t'):
+		i++
 	default:
 		return 0, 0, false
 	}
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
-	}
+	// Markdown emphasis around the value: **Password:** X, password: *X*.
+	i = skipAny(line, i, " \t*_")
 	if i == len(line) {
 		return 0, 0, false
 	}
@@ -564,21 +613,41 @@ func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
 		if j < 0 {
 			return 0, 0, false
 		}
-		v := line[i+1 : i+1+j]
-		if strings.ContainsAny(v, " \t") {
+		start, end = i+1, i+1+j
+		if strings.ContainsAny(line[start:end], " \t") {
 			return 0, 0, false // prose; passphrases are matchPassphrase's
 		}
-		return i + 1, i + 1 + j, true
+	} else {
+		j := i
+		for j < len(line) && !strings.ContainsRune(" \t,;}&)`\"'", rune(line[j])) {
+			j++
+		}
+		rest := strings.TrimLeft(line[j:], " \t")
+		if !word && j < len(line) && (line[j] == ' ' || line[j] == '\t') && rest != "" && rest[0] != '#' && !strings.HasPrefix(rest, "//") &&
+			!strings.HasPrefix(rest, "-->") && !strings.HasPrefix(rest, "*/") {
+			return 0, 0, false // several words: prose
+		}
+		start, end = i, j
 	}
-	j := i
-	for j < len(line) && !strings.ContainsRune(" \t,;}&)`\"'", rune(line[j])) {
-		j++
+	// After a qualifier the line is prose ("the credential of the OS user:
+	// PostgreSQL"): as there, only a value with a digit counts.
+	if qualified && !hasClasses(line[start:end], true, false, false) {
+		return 0, 0, false
 	}
-	rest := strings.TrimLeft(line[j:], " \t")
-	if !word && j < len(line) && (line[j] == ' ' || line[j] == '\t') && rest != "" && rest[0] != '#' && !strings.HasPrefix(rest, "//") {
-		return 0, 0, false // several words: prose
+	return start, end, true
+}
+
+// reFieldQualifier matches a qualifier between a field name and its
+// colon: "password (staging):", "token for the CI bot:".
+var reFieldQualifier = regexp.MustCompile(`^(?:\s*\([^()\n]{1,40}\)|\s+(?:for|of|on|in|at)\s[^:=()\n]{1,40}?)["'*_\x60]*:`)
+
+// skipAny returns the offset of the first byte of line at or after i that
+// is not in set.
+func skipAny(line string, i int, set string) int {
+	for i < len(line) && strings.IndexByte(set, line[i]) >= 0 {
+		i++
 	}
-	return i, j, true
+	return i
 }
 
 // looksLikeSecretValue reports whether the literal v assigned to a
@@ -1002,4 +1071,109 @@ func isDocPlaceholder(s string) bool {
 		}
 	}
 	return false
+}
+
+// Credential pairs: a user name and its password written as user / password
+// or user:password after a word that announces a login ("staging login:
+// admin / X", "sign in with ops:X"), as user/password after one that names
+// credentials ("creds are deploy/X"), in prose ("logged in as admin with
+// X"), or after a well-known account name without a word ("root / X",
+// "sa:X").
+var (
+	credPairNeedles = []string{"log", "sign", "cred", "account", "user", "admin", "root", "sa:", "postgres", "deploy", "ubuntu", "oracle", "guest"}
+	reCredPair      = regexp.MustCompile(`(?i)^(?:log[- ]?(?:in|on)|sign[- ]?(?:in|on)|creds?|credentials|account|user(?:name)?\s*/\s*pass(?:word)?)s?\b[^\n/:=]{0,30}?[:=]?[\s*_\x60"'(]*\b([A-Za-z][\w.@+-]{0,63})(\s*/\s*|:)([^\s\x60"'*<>]+)`)
+	reLoginAs       = regexp.MustCompile(`(?i)^log(?:ged|s)?[- ]?(?:in|on)\s+as\s+([\w.@-]{1,64})(\s+(?:with|using)\s+(?:(?:the\s+)?password\s+)?)([^\s\x60"'*<>]+)`)
+	reKnownUserPair = regexp.MustCompile(`(?i)^(admin|administrator|root|sa|postgres|deploy|ubuntu|ec2-user|oracle|guest|superuser)(\s+/\s+|:)([^\s\x60"'*<>]+)`)
+)
+
+// A pairForm is one way to write a credential pair: its pattern, anchored
+// at one of the lower-case words it starts with, which must start a word.
+// Its groups are the user, the separator and the password.
+type pairForm struct {
+	starts []string
+	re     *regexp.Regexp
+}
+
+var pairForms = []pairForm{
+	{[]string{"log", "sign", "cred", "account", "user"}, reCredPair},
+	{[]string{"log"}, reLoginAs},
+	{[]string{"admin", "root", "sa", "postgres", "deploy", "ubuntu", "ec2-user", "oracle", "guest", "superuser"}, reKnownUserPair},
+}
+
+// pairWindow bounds the text after a start word a pair form reads.
+const pairWindow = 256
+
+// matchCredentialPair finds user / password pairs (see pairForms) whose
+// password looks like one (see isPairPassword).
+func matchCredentialPair(line, lower string) (secretFinding, bool) {
+	for _, form := range pairForms {
+		for _, w := range form.starts {
+			for off := 0; ; {
+				i := strings.Index(lower[off:], w)
+				if i < 0 {
+					break
+				}
+				i += off
+				off = i + len(w)
+				if i > 0 && isWordByte(lower[i-1]) {
+					continue
+				}
+				window := line[i:min(len(line), i+pairWindow)]
+				m := form.re.FindStringSubmatchIndex(window)
+				if m == nil {
+					continue
+				}
+				// Tight, user/password is also a path (docs/Login2Page):
+				// only after a word that names credentials.
+				if window[m[4]:m[5]] == "/" && w != "cred" && w != "user" {
+					continue
+				}
+				ps, pe := m[6], m[7]
+				for pe > ps && strings.IndexByte(".,;:)?", window[pe-1]) >= 0 {
+					pe--
+				}
+				if isPairPassword(window[ps:pe]) {
+					return secretFinding{kind: kindCredPair, start: i + ps, end: i + pe}, true
+				}
+			}
+		}
+	}
+	return secretFinding{}, false
+}
+
+// isWordByte reports ASCII letters, digits and the underscore.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// isPairPassword reports whether p, the second half of a user / password
+// pair, looks like a password: 6 or more characters with two letters and a
+// digit or symbol, and not a path, reference, placeholder, variable name or
+// lower-case name such as db-prod-2, 16-alpine or v1.2.3-rc1. A colon
+// makes it a name of parts, as in an ARN (account: arn:aws:iam::1:root).
+func isPairPassword(p string) bool {
+	if len(p) < 6 || len(p) > 128 || strings.ContainsAny(p, "/\\:") || isReference(p) || isPlaceholder(p) || isDocPlaceholder(p) || isEnvName(p) {
+		return false
+	}
+	letters, others, name := 0, 0, true
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case 'a' <= c && c <= 'z':
+			letters++
+		case 'A' <= c && c <= 'Z':
+			letters++
+			name = false
+		case '0' <= c && c <= '9':
+			others++
+		default:
+			others++
+			if c != '-' && c != '_' && c != '.' {
+				name = false
+			}
+		}
+	}
+	if letters < 2 || others == 0 {
+		return false
+	}
+	return !name || !strings.ContainsAny(p, "-_.")
 }

@@ -282,3 +282,108 @@ func TestHoldsSecret(t *testing.T) {
 		}
 	}
 }
+
+// fakeLower returns n lower-case letters and digits, shaped like a hex or
+// base36 token and plainly synthetic.
+func fakeLower(n int) string {
+	const filler = "0fake1synthetic2not3real4test5"
+	return strings.Repeat(filler, n/len(filler)+1)[:n]
+}
+
+func TestIsRandomLower(t *testing.T) {
+	for in, want := range map[string]bool{
+		fakeLower(16):               true,
+		fakeLower(40):               true,
+		fakeLower(15):               false, // short
+		"0x" + fakeLower(40):        false, // an address or constant
+		"abcdefghijklmnopqrst":      false, // no digit
+		"12345678901234567890":      false, // no letter
+		"Fake1Synthetic2NotReal34":  false, // upper case: hasClasses' case
+		"fake-synthetic-2-not-real": false,
+	} {
+		if got := isRandomLower(in); got != want {
+			t.Errorf("isRandomLower(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestIsPairPassword(t *testing.T) {
+	for in, want := range map[string]bool{
+		"Fake2Synth":    true,
+		"fake2synth":    true,
+		"Fake!Synth":    true,
+		"Fake2":         false, // short
+		"db-prod-2":     false, // a lower-case name
+		"16-alpine":     false,
+		"v1.2.3-rc1":    false,
+		"15:22Z":        false, // one letter: a time
+		"Settings":      false, // a word
+		"data/Prod2":    false, // a path
+		"${DB_PASS}":    false, // a reference
+		"changeme123":   false, // a placeholder
+		"DB_PASSWORD_2": false, // a variable name
+	} {
+		if got := isPairPassword(in); got != want {
+			t.Errorf("isPairPassword(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestMatchCredentialPair(t *testing.T) {
+	for in, want := range map[string]bool{
+		"staging login: admin / Fake2Synth!":        true,
+		"creds are deploy/Fake2Synth":               true,
+		"log in with ops:fake2synth":                true,
+		"I logged in as admin with Fake2Synth":      true,
+		"logged in as admin using password fake2x9": true,
+		"the rig runs as sa:Fake2Synth":             true,
+		"then root / Fake2Synth on the box":         true,
+		"login page at docs/Login2Page":             false, // a path after login
+		"account view in src/Account2View":          false,
+		"root/Config2Dir is the folder":             false, // tight: a path
+		"postgres:16-alpine":                        false,
+		"Login at 09:15:22Z failed":                 false,
+		"credentials at secret/data/prod":           false,
+		"log in as admin with SSO":                  false,
+	} {
+		_, got := matchCredentialPair(in, strings.ToLower(in))
+		if got != want {
+			t.Errorf("matchCredentialPair(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestMatchAssignment_Forms covers the ways prose and markup write a field
+// and its value besides field: value.
+func TestMatchAssignment_Forms(t *testing.T) {
+	v := "Fake2Synth9x"
+	for in, want := range map[string]bool{
+		"- **Password:** " + v:                         true,
+		"**Password**: " + v:                           true,
+		"password (staging): " + v:                     true,
+		"Password for staging: " + v:                   true,
+		"the password for the staging box is " + v:     true,
+		"db password -> " + v:                          true,
+		"password → " + v:                              true,
+		"password — " + v:                              true,
+		"password - " + v:                              true,
+		"<!-- password: " + v + " -->":                 true,
+		"/* token: " + v + " */":                       true,
+		"Passwort: " + v:                               true,
+		"token " + fakeLower(20):                       true,
+		"the api key " + fakeLower(20) + " is live":    true,
+		"API key `" + fakeLower(24) + "`":              true,
+		"page token " + fakeLower(20):                  false, // protocol state
+		"commit " + fakeLower(40):                      false,
+		"token 0x" + fakeLower(40):                     false,
+		"the credential of the OS user: PostgreSQL":    false, // qualified, no digit
+		"Password for the admin account: rotate it":    false,
+		"password (optional): the bearer token to use": false,
+		"token - see the vault":                        false,
+	} {
+		_, got := matchAssignment(in, strings.ToLower(in))
+		if got != want {
+			t.Errorf("matchAssignment(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTableAssignments(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // "line: field: value"
+	}{
+		{"markdown header", "| service | user | password |\n|---|---|---|\n| db | admin | x1 |\n",
+			[]string{"3: password: x1"}},
+		{"markdown key value", "| name | value |\n|---|---|\n| API_TOKEN | x1 |\n| api key | x2 |\n",
+			[]string{"3: API_TOKEN: x1", "4: api_key: x2"}},
+		{"csv header", "user,password\nadmin,x1\nops,x2\n",
+			[]string{"2: password: x1", "3: password: x2"}},
+		{"tsv header", "user\tsecret\nadmin\tx1\n", []string{"2: secret: x1"}},
+		{"csv header of several words", "the user,the password\nadmin,x1\n", nil},
+		{"csv needs its header's width", "user,password\nadmin,x1,extra\n", nil},
+		{"no adjacency in csv", "password,x1\n", nil},
+		{"code is not a row", "setOf(ClassSecret, nameDict)\nf(a, b)\n", nil},
+		{"non-credential columns", "| column | type |\n|---|---|\n| password_hash | text |\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			tableAssignments(strings.Split(strings.TrimSuffix(tt.in, "\n"), "\n"), func(l string, n int) {
+				got = append(got, fmt.Sprintf("%d: %s", n, l))
+			})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("tableAssignments (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFindSecret_ValueOnNextLine: a field ending a line takes a value
+// alone on the next line; prose or a reference there is no secret.
+func TestFindSecret_ValueOnNextLine(t *testing.T) {
+	v := "Fake2Synth9x"
+	for in, want := range map[string]int{
+		"The password is\n" + v + "\n":         1,
+		"notes\npassword:\n  " + v + "\n":      2,
+		"**Token:**\n`" + v + "`\n":            1,
+		"The password is\nkept in the vault\n": 0,
+		"token:\n  ${API_TOKEN}\n":             0,
+	} {
+		got := 0
+		if f := findSecret(in); f != nil {
+			got = f.line
+		}
+		if got != want {
+			t.Errorf("findSecret(%q) line = %d, want %d", in, got, want)
+		}
+	}
+}
