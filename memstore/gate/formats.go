@@ -32,9 +32,11 @@ var (
 	reRunnerPercent = regexp.MustCompile(`\S\s+\[\s*\d{1,3}%\]\s*$`)
 	// pytest's outcome and location lines, jest's and vitest's file,
 	// failure and summary lines, mocha's counts, cargo test's results.
-	reRunnerOther   = regexp.MustCompile(`^(?:(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) \S+::\S|\S+\.py:\d+: \w*(?:Error|Exception)\b|\s*(?:PASS|FAIL) +\S+\.(?:test|spec)\.[cm]?[jt]sx?\b|\s+● .+ › |(?:Tests|Test Suites|Test Files|Snapshots|Time|Duration):\s{2,}\S|\s+\d+ (?:passing|failing|pending)\b|test \S+ \.\.\. (?:ok|FAILED|ignored)\s*$|test result: (?:ok|FAILED)\. )`)
+	// TAP's result and plan lines, rspec's and PHPUnit's summaries and
+	// rspec's failed examples.
+	reRunnerOther   = regexp.MustCompile(`^(?:(?:not )?ok \d+ - \S|not ok \d+\b|1\.\.\d+\s*$|\d+ examples?, \d+ failures?|Finished in [\d.]+ (?:seconds?|minutes?)|rspec \S+:\d+ # |OK \(\d+ tests?, \d+ assertions?\)|Tests: \d+, Assertions: \d+|(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) \S+::\S|\S+\.py:\d+: \w*(?:Error|Exception)\b|\s*(?:PASS|FAIL) +\S+\.(?:test|spec)\.[cm]?[jt]sx?\b|\s+● .+ › |(?:Tests|Test Suites|Test Files|Snapshots|Time|Duration):\s{2,}\S|\s+\d+ (?:passing|failing|pending)\b|test \S+ \.\.\. (?:ok|FAILED|ignored)\s*$|test result: (?:ok|FAILED)\. )`)
 	reExportMessage = regexp.MustCompile(`"type"\s*:\s*"message"`)
-	reChatFriend    = regexp.MustCompile(`(?i)\b(?:i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
+	reChatFriend    = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|i|i'm|i'll|i've|me|my|you|your|please|thanks|thank you|sure|let me)\b`)
 )
 
 // roleOf maps a speaker or role name (user, assistant, human, ai, ...) to
@@ -93,7 +95,7 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 		inSession                      bool
 		toolCalls, toolReplies, tcLine int
 		exports, exportStart           int
-		runner                         = run{maxGap: maxRunnerGap}
+		runner                         = runnerRun{run: run{maxGap: maxRunnerGap}}
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
@@ -169,9 +171,9 @@ func findTranscriptFormat(content, lower []byte) *Rejection {
 			}
 		}
 
-		// Test-runner output (pytest, go test).
-		if isRunnerLine(line) {
-			if runner.add(lineNo) >= minRunnerLines {
+		// Test-runner output (pytest, go test, mocha, jest, TAP).
+		if k := runnerLine(line); k != runnerNone {
+			if runner.add(lineNo, k) >= minRunnerLines && runner.certain() {
 				return reject(RuleTranscript, runner.start,
 					fmt.Sprintf("The content looks like a tool log: test-runner output starting at line %d.", runner.start),
 					transcriptHint)
@@ -275,54 +277,107 @@ func stripTags(line []byte) []byte {
 }
 
 // weakSpeakersConversational reports whether content's weak speaker
-// labels, lower-case user:/assistant: and Q:/A:, are turns of a
-// conversation rather than YAML keys or a FAQ: at least two of them hold
-// first- or second-person chat ("can you", "I checked", "thanks") or, for
-// user:/assistant:, several words of prose.
+// labels, lower-case ones (user:, me:, claude:, assistant said:) and
+// Q:/A:, are turns of a conversation rather than YAML keys or a FAQ: at
+// least two of them hold first- or second-person chat ("can you", "I
+// checked", "thanks") or, for the lower-case labels, prose (see
+// isProseTurn; for user:, assistant:, human: and ai: three words).
 func weakSpeakersConversational(content []byte) bool {
 	n := 0
 	for _, l := range bytes.Split(content, []byte("\n")) {
-		l = bytes.TrimLeft(stripTags(l), " \t")
-		name, rest, ok := bytes.Cut(l, []byte(":"))
-		if !ok || len(name) > 9 {
+		name, rest, ok := weakLabel(stripTags(l))
+		if !ok {
 			continue
 		}
-		switch strings.ToLower(string(bytes.Trim(name, "*_"))) {
+		switch name {
 		case "q", "a":
 			if reChatFriend.Match(rest) {
 				n++
 			}
-		case "user", "assistant", "human", "ai":
-			if reChatFriend.Match(rest) || len(bytes.Fields(rest)) >= 3 {
+		default:
+			info, ok := speakerLabel(name)
+			if !ok || info.role == roleOther || capitalOnlyLabels[name] {
+				continue
+			}
+			if isProseTurn(rest) || plainWeakLabels[name] && len(bytes.Fields(rest)) >= 3 {
 				n++
 			}
 		}
-	}
-	return n >= 2
-}
-
-// speakerWeak is speaker extended, when weak is set, to lower-case
-// speaker labels and Q:/A: turns.
-func speakerWeak(line []byte, weak bool) (role, string) {
-	if r, label := speaker(line); r != roleNone || !weak {
-		return r, label
-	}
-	t := bytes.TrimLeft(line, " \t")
-	name, _, ok := bytes.Cut(t, []byte(":"))
-	if !ok || len(name) > 9 {
-		return roleNone, ""
-	}
-	switch n := strings.ToLower(string(bytes.Trim(name, "*_"))); n {
-	case "q":
-		return roleHuman, "Q"
-	case "a":
-		return roleAI, "A"
-	default:
-		if info, ok := speakerRoles[n]; ok {
-			return info.role, info.label
+		if n >= 2 {
+			return true
 		}
 	}
-	return roleNone, ""
+	return false
+}
+
+// weakLabel splits a line "name: value" into its lower-cased name, of at
+// most 9 bytes, and value, reading past indentation, a time stamp,
+// emphasis around the name and "said" after it ("claude said: ...").
+func weakLabel(line []byte) (name string, value []byte, ok bool) {
+	t := trimTurnTime(bytes.TrimLeft(line, " \t"))
+	n, v, ok := bytes.Cut(t, []byte(":"))
+	if !ok || len(n) > 16 {
+		return "", nil, false
+	}
+	name = strings.ToLower(string(bytes.Trim(n, "*_")))
+	name = strings.TrimSuffix(name, " said")
+	if len(name) > 9 {
+		return "", nil, false
+	}
+	return name, bytes.TrimLeft(v, "*_ \t"), true
+}
+
+// isProseTurn reports whether the value of a lower-case speaker label is
+// a turn of conversation rather than a configuration value: chat ("can
+// you", "thanks"), or three or more words that end a sentence or run to
+// six or more. Keys such as "user: alice" or "model: claude-sonnet-4"
+// hold names, and descriptions in configuration are short phrases.
+func isProseTurn(v []byte) bool {
+	words := len(bytes.Fields(v))
+	if words == 0 {
+		return false
+	}
+	if reChatFriend.Match(v) {
+		return true
+	}
+	return words >= 3 && (endsSentence(v) || words >= 6)
+}
+
+// speakerWeak is speaker extended, when weak is set, to Q:/A: turns and
+// to lower-case speaker labels: user:, assistant:, human: and ai: always,
+// the others (me:, claude:, bot:, ...) when they hold a turn (see
+// isTurnValue); lower reports a lower-case label.
+func speakerWeak(line []byte, weak bool) (r role, label string, lower bool) {
+	if r, label := speaker(line); r != roleNone || !weak {
+		return r, label, false
+	}
+	name, rest, ok := weakLabel(line)
+	if !ok {
+		return roleNone, "", false
+	}
+	switch name {
+	case "q":
+		return roleHuman, "Q", false
+	case "a":
+		return roleAI, "A", false
+	}
+	if info, ok := speakerLabel(name); ok && !capitalOnlyLabels[name] && (plainWeakLabels[name] || isTurnValue(rest)) {
+		return info.role, info.label, true
+	}
+	return roleNone, "", false
+}
+
+// plainWeakLabels are the lower-case labels that count as turns whatever
+// their value ("user: ok") once content is conversational: they name the
+// two sides of a chat and nothing else in configuration.
+var plainWeakLabels = map[string]bool{"user": true, "assistant": true, "human": true, "ai": true}
+
+// isTurnValue reports whether the value of a lower-case speaker label, in
+// content whose weak labels are conversational, is a turn: two or more
+// words, chat, or a sentence ("Done."); "user: alice" is a key.
+func isTurnValue(v []byte) bool {
+	words := len(bytes.Fields(v))
+	return words >= 2 || words == 1 && (endsSentence(v) || reChatFriend.Match(v))
 }
 
 // roleKeys are the field names that carry a speaker in YAML.
@@ -350,10 +405,74 @@ func looksLikePrompt(t string) bool {
 	return strings.Contains(t, "@")
 }
 
+// A runnerKind classifies a line of test-runner output.
+type runnerKind uint8
+
+const (
+	runnerNone runnerKind = 0
+	// runnerPassMark and runnerFailMark are mocha's and jest's indented
+	// result lines without a duration: "  ✓ parses dates", "  1) fails on
+	// empty input", "  ✕ renders". Alone, indented check marks are also a
+	// checklist, so they count only beside another kind.
+	runnerPassMark runnerKind = 1 << iota
+	runnerFailMark
+	// runnerStrong is a line only a runner writes: banners, summaries,
+	// outcome lines, a result line with its duration.
+	runnerStrong
+)
+
+// runnerRun is a run of test-runner lines and the kinds it holds.
+type runnerRun struct {
+	run
+	kinds runnerKind
+}
+
+// add records a runner line n of kind k and returns the size of the run.
+func (r *runnerRun) add(n int, k runnerKind) int {
+	if r.start == 0 || n-r.last-1 > r.maxGap {
+		r.kinds = 0
+	}
+	r.kinds |= k
+	return r.run.add(n)
+}
+
+// certain reports whether the run is runner output rather than a
+// checklist: it holds a line only a runner writes, or both passed and
+// failed result marks.
+func (r *runnerRun) certain() bool {
+	return r.kinds&runnerStrong != 0 || r.kinds == runnerPassMark|runnerFailMark
+}
+
+// reRunnerMark matches mocha's and jest's indented result lines, group 2
+// their duration: "  ✓ parses dates (45ms)", "  1) fails", "  ✕ renders".
+var reRunnerMark = regexp.MustCompile(`^\s+([✓✔√]|[✗✖✕×]|\d{1,4}\))\s+\S.*?(\(\d+(?:\.\d+)?\s?m?s\)|\(\d+ tests?\).*)?\s*$`)
+
+// runnerLine classifies line as test-runner output (see runnerKind).
+func runnerLine(line []byte) runnerKind {
+	if isRunnerLine(line) {
+		return runnerStrong
+	}
+	if len(line) < 4 || line[0] != ' ' && line[0] != '\t' {
+		return runnerNone
+	}
+	m := reRunnerMark.FindSubmatchIndex(line)
+	switch {
+	case m == nil:
+		return runnerNone
+	case m[4] >= 0:
+		return runnerStrong
+	case bytes.ContainsAny(line[m[2]:m[3]], "✓✔√"):
+		return runnerPassMark
+	}
+	return runnerFailMark
+}
+
 // isRunnerLine reports lines of test-runner output: pytest banners,
 // progress lines ("tests/x.py ..F  [ 41%]"), error, outcome and location
 // lines; go test's RUN, PASS, FAIL and ok lines; jest's and vitest's file,
-// failure and summary lines; mocha's counts; cargo test's results.
+// failure and summary lines; mocha's counts; cargo test's results; TAP's
+// result and plan lines; rspec's and PHPUnit's summaries and rspec's
+// failed examples.
 func isRunnerLine(line []byte) bool {
 	if len(line) < 4 {
 		return false

@@ -46,12 +46,54 @@ var speakerRoles = map[string]speakerInfo{
 	"system": {roleOther, "System"}, "tool": {roleOther, "Tool"},
 }
 
+// labelOnlySpeakers name a side of a chat as a label ("Me:", "You said:")
+// and never as a role field of JSON or YAML, where me and you are common
+// values.
+var labelOnlySpeakers = map[string]speakerInfo{
+	"me": {roleHuman, "Me"}, "you": {roleHuman, "You"},
+	"prompt": {roleHuman, "Prompt"}, "response": {roleAI, "Response"},
+}
+
+// capitalOnlyLabels count as speakers only capitalised or marked
+// ("Prompt:", "> prompt"), never as weak lower-case labels: prompt: and
+// response: are common keys of configuration.
+var capitalOnlyLabels = map[string]bool{"prompt": true, "response": true}
+
+// reParenSpeaker matches a speaker named with a role in parentheses,
+// group 1 the role: "Alice (human):", "Claude (AI):".
+var reParenSpeaker = regexp.MustCompile(`^[A-Za-z][\w.-]{0,20}(?: [A-Za-z][\w.-]{0,20})? \(([A-Za-z]{1,10})\)(?:\*\*|__)?:`)
+
+// speakerLabel returns the speaker a lower-case label names.
+func speakerLabel(name string) (speakerInfo, bool) {
+	if info, ok := speakerRoles[name]; ok {
+		return info, true
+	}
+	info, ok := labelOnlySpeakers[name]
+	return info, ok
+}
+
+// reTurnTime matches the time stamp before a speaker label: "[10:02] ",
+// "10:02:11 ", "[9:15 PM] ".
+var reTurnTime = regexp.MustCompile(`^\[?\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\]?\s+`)
+
+// trimTurnTime removes a leading time stamp (see reTurnTime) from s.
+func trimTurnTime(s []byte) []byte {
+	if len(s) > 0 && (s[0] == '[' || '0' <= s[0] && s[0] <= '9') {
+		if m := reTurnTime.Find(s); m != nil {
+			return s[len(m):]
+		}
+	}
+	return s
+}
+
 // speaker returns the role of a speaker line such as "User: ...",
-// "**Assistant:** ...", "> user", "### Human". A plain "Name:" line must be
-// capitalised (so YAML keys such as "user: alice" are not turns); quote and
-// heading forms may be lower-case.
+// "**Assistant:** ...", "> user", "### Human", "[10:02] Claude: ...",
+// "You said: ...", "Alice (human): ...". A plain "Name:" line must be
+// capitalised (so YAML keys
+// such as "user: alice" are not turns; see speakerWeak for lower-case
+// turns); quote and heading forms may be lower-case.
 func speaker(line []byte) (role, string) {
-	s := bytes.TrimLeft(line, " \t")
+	s := trimTurnTime(bytes.TrimLeft(line, " \t"))
 	marked := false
 	if len(s) > 0 && s[0] == '>' {
 		s, marked = bytes.TrimLeft(s[1:], " \t"), true
@@ -60,6 +102,11 @@ func speaker(line []byte) (role, string) {
 		s, marked = bytes.TrimLeft(bytes.TrimLeft(s, "#"), " \t"), true
 	}
 	s = bytes.TrimPrefix(bytes.TrimPrefix(s, []byte("**")), []byte("__"))
+	if m := reParenSpeaker.FindSubmatch(s); m != nil {
+		if info, ok := speakerLabel(strings.ToLower(string(m[1]))); ok && info.role != roleOther {
+			return info.role, info.label
+		}
+	}
 	n := 0
 	for n < len(s) && n <= 10 && ('a' <= s[n] && s[n] <= 'z' || 'A' <= s[n] && s[n] <= 'Z') {
 		n++
@@ -74,11 +121,14 @@ func speaker(line []byte) (role, string) {
 		}
 		buf[i] = c
 	}
-	info, ok := speakerRoles[string(buf[:n])]
+	info, ok := speakerLabel(string(buf[:n]))
 	if !ok {
 		return roleNone, ""
 	}
 	rest := bytes.TrimPrefix(bytes.TrimPrefix(s[n:], []byte("**")), []byte("__"))
+	if len(rest) >= 6 && bytes.EqualFold(rest[:6], []byte(" said:")) {
+		rest = rest[5:]
+	}
 	switch {
 	case len(rest) > 0 && rest[0] == ':':
 		if !marked && !('A' <= s[0] && s[0] <= 'Z') {
@@ -221,6 +271,15 @@ type conversation struct {
 	prev                             role
 	human, ai                        bool
 	labels                           []string
+	names                            [roleOther + 1]string // the label each role was first named by
+}
+
+// breaks reports whether a weak turn (a lower-case label, see speakerWeak)
+// of role r named label cannot continue c: it names its role by another
+// label than before. Weak labels are also keys of a list of definitions
+// (user: ..., agent: ..., model: ...); a conversation keeps its two names.
+func (c *conversation) breaks(r role, label string) bool {
+	return c.names[r] != "" && c.names[r] != label
 }
 
 func (c *conversation) add(n int, r role, label string) {
@@ -234,6 +293,9 @@ func (c *conversation) add(n int, r role, label string) {
 	c.last, c.prev = n, r
 	c.human = c.human || r == roleHuman
 	c.ai = c.ai || r == roleAI
+	if c.names[r] == "" {
+		c.names[r] = label
+	}
 	for _, l := range c.labels {
 		if l == label {
 			return
@@ -280,7 +342,10 @@ func findTranscript(content, lower []byte) *Rejection {
 			line = stripTags(line)
 		}
 
-		if r, label := speakerWeak(line, weak); r != roleNone {
+		if r, label, lower := speakerWeak(line, weak); r != roleNone {
+			if lower && conv.breaks(r, label) {
+				conv = conversation{}
+			}
 			conv.add(lineNo, r, label)
 			if conv.isTranscript() {
 				// Count the rest of this conversation before reporting.
@@ -362,7 +427,10 @@ func conversationRejection(content []byte, off, lineNo int, conv conversation, w
 		if lineNo-conv.last > maxTurnGap {
 			break
 		}
-		if r, label := speakerWeak(stripTags(line), weak); r != roleNone {
+		if r, label, lower := speakerWeak(stripTags(line), weak); r != roleNone {
+			if lower && conv.breaks(r, label) {
+				break
+			}
 			conv.add(lineNo, r, label)
 		}
 	}

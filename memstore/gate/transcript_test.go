@@ -105,11 +105,111 @@ func TestSpeaker(t *testing.T) {
 		{"Userland: x", roleNone},
 		{"User", roleNone},
 		{"Assistant manager: Bob", roleNone},
+		{"Me: can you check it", roleHuman},
+		{"me: can you check it", roleNone}, // lower-case: speakerWeak's
+		{"You said:", roleHuman},
+		{"ChatGPT said:", roleAI},
+		{"[10:02] Claude: done", roleAI},
+		{"10:02:11 User: hi", roleHuman},
+		{"Mesa: 4", roleNone},
+		{"Alice (human): can you check it", roleHuman},
+		{"**Claude (AI):** done", roleAI},
+		{"Bob (data): owns the pipeline", roleNone},
+		{"Prompt: summarise it", roleHuman},
+		{"Response: 4.1%", roleAI},
 		{"", roleNone},
 	}
 	for _, tt := range tests {
 		if got, _ := speaker([]byte(tt.line)); got != tt.want {
 			t.Errorf("speaker(%q) = %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestSpeakerWeak(t *testing.T) {
+	tests := []struct {
+		line  string
+		want  role
+		lower bool
+	}{
+		{"me: can you check the nightly job", roleHuman, true},
+		{"claude: the disk was full", roleAI, true},
+		{"claude: Done.", roleAI, true},
+		{"claude: sonnet", roleNone, false}, // a name, not a turn
+		{"model: claude-sonnet-4", roleNone, false},
+		{"user: ok", roleHuman, true}, // user: always counts
+		{"[10:03] bot: Fixed; March is included.", roleAI, true},
+		{"**me:** please rerun it", roleHuman, true},
+		{"claude said: I reran it", roleAI, true},
+		{"q: how do I rerun it", roleHuman, false},
+		{"User: hi", roleHuman, false},
+		{"- user: alice asks for reports", roleNone, false}, // a YAML list item
+		{"manager: please rerun it", roleNone, false},
+		{"prompt: summarise the churn numbers, please.", roleNone, false}, // a configuration key
+	}
+	for _, tt := range tests {
+		if got, _, lower := speakerWeak([]byte(tt.line), true); got != tt.want || lower != tt.lower {
+			t.Errorf("speakerWeak(%q) = %v, %v; want %v, %v", tt.line, got, lower, tt.want, tt.lower)
+		}
+	}
+	if got, _, _ := speakerWeak([]byte("me: can you check it"), false); got != roleNone {
+		t.Errorf("speakerWeak without weak = %v, want none", got)
+	}
+}
+
+func TestIsProseTurn(t *testing.T) {
+	for in, want := range map[string]bool{
+		"can you check it":                      true, // chat
+		"the disk was full.":                    true, // a sentence
+		"the disk on the runner was full again": true, // six words
+		"alice":                                 false,
+		"claude-sonnet-4":                       false,
+		"runs the nightly report":               false, // a description
+		"the model used for search":             false,
+		"":                                      false,
+	} {
+		if got := isProseTurn([]byte(in)); got != want {
+			t.Errorf("isProseTurn(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestConversation_Breaks(t *testing.T) {
+	var c conversation
+	c.add(1, roleHuman, "User")
+	c.add(2, roleAI, "Agent")
+	if c.breaks(roleAI, "Agent") || c.breaks(roleHuman, "User") {
+		t.Error("the same two names break the conversation")
+	}
+	if !c.breaks(roleAI, "Model") {
+		t.Error("a third name does not break the conversation")
+	}
+}
+
+func TestRunnerLine(t *testing.T) {
+	for in, want := range map[string]runnerKind{
+		"  ✓ parses dates (45ms)":                runnerStrong,
+		"  ✓ renders (5 ms)":                     runnerStrong,
+		" ✓ src/a.test.ts (3 tests) 5ms":         runnerStrong,
+		"  ✓ parses dates":                       runnerPassMark,
+		"    ✔ parses times":                     runnerPassMark,
+		"  1) fails on empty input":              runnerFailMark,
+		"  ✕ renders":                            runnerFailMark,
+		"  12 passing (3s)":                      runnerStrong,
+		"ok 1 - parses dates":                    runnerStrong,
+		"not ok 3 - fails":                       runnerStrong,
+		"1..4":                                   runnerStrong,
+		"5 examples, 1 failure":                  runnerStrong,
+		"Finished in 0.01 seconds":               runnerStrong,
+		"rspec ./spec/parser_spec.rb:4 # Parser": runnerStrong,
+		"OK (12 tests, 30 assertions)":           runnerStrong,
+		"✓ schema reviewed":                      runnerNone, // not indented: a checklist
+		"- ✓ schema reviewed":                    runnerNone,
+		"1) export the orders":                   runnerNone,
+		"ok, 1 more thing":                       runnerNone,
+	} {
+		if got := runnerLine([]byte(in)); got != want {
+			t.Errorf("runnerLine(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
