@@ -25,8 +25,11 @@ import (
 //     logs, stack traces, shell sessions, chat logs (JSON, YAML, CSV,
 //     HTML, ChatML, IRC) and bulk log lines (Rule "transcript"), in every
 //     file type;
-//  5. raw data: 100 or more rows of a table or JSON records in a row
-//     (Rule "raw_data", see findRawData), in every file type;
+//  5. raw data: 100 or more rows of a table (also with a bullet or a full
+//     stop on every row), JSON records one a line, or records written one
+//     field a line (pretty-printed JSON, YAML list items) in a row, or a
+//     fenced block holding a JSON array of records (Rule "raw_data", see
+//     findRawData), in every file type;
 //  6. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
 //     (Rule "syntax"), and for .json files that no array holds 100 or more

@@ -7,19 +7,23 @@
 //     paths under the virtual root /memories ([Path], [FilePath]) and the
 //     symlink check on the working tree ([NoSymlinks]);
 //   - content checks ([Content]): per-file size, UTF-8, secrets,
-//     transcripts and tool logs, front matter of markdown files and the
-//     syntax of YAML and JSON files;
+//     transcripts and tool logs, raw data, front matter of markdown files
+//     and the syntax of YAML and JSON files;
 //   - secret detection: gitleaks' default rules (built once, shared) plus
 //     the gate's own detectors where gitleaks is weaker, run over the raw
 //     text and over normalised and decoded views of it (NFKC, zero-width
 //     characters removed, escapes decoded, tokens split over lines joined,
-//     base64 and hex runs decoded); documentation placeholders such as
-//     AKIAIOSFODNN7EXAMPLE pass. The same detectors check every path
+//     base64 and hex runs decoded, values alone on the line after their
+//     field name, table cells read as field: value) and user / password
+//     pairs; documentation placeholders such as AKIAIOSFODNN7EXAMPLE
+//     pass. The same detectors check every path
 //     element ([Path]) and short metadata values ([Text]);
 //   - transcript detection in every file type: speaker turns, role-tagged
 //     messages in JSON, YAML, CSV and HTML, tool-call logs, chat
 //     templates, IRC and agent session logs, shell sessions with output,
-//     stack traces, test-runner output and runs of log lines;
+//     stack traces, test-runner output and runs of log lines; lower-case
+//     speaker labels count when their values read as turns of a chat;
+//   - raw data detection: long runs of table rows or records;
 //   - the markdown front matter model ([FrontMatter], [ParseFrontMatter]);
 //   - the [Limits] that bound a write, with defaults and validation.
 //

@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -23,14 +24,19 @@ const rawDataHint = "Nothing was written. Memory keeps what data means, not the 
 
 // findRawData returns the refusal of content holding raw data, or nil:
 // minDataRows records in a row, as a run of lines with the same number of
-// one delimiter (",", tab, ";" or "|", outside double quotes) or of lines
-// each holding one JSON object. A blank line ends a run, and so do a
-// markdown list item (the lines of a profile, one a column, hold as many
-// semicolons each) and a sentence's end (prose, however regular). The join
+// one delimiter (",", tab, ";" or "|", outside double quotes), of lines
+// each holding one JSON object, or of records written one field a line
+// (see recordRun); or a fenced block holding a JSON array of records (see
+// fencedBlock). A blank line ends a run, and so do a markdown list item
+// (the lines of a profile, one a column, hold as many semicolons each) and
+// a sentence's end (prose, however regular), unless the line is a row of
+// values with a bullet or a full stop added (see isDataRow). The join
 // sketches profile_source keeps beside a profile (isJoinSketches) hold
 // hashes and counts, not data.
 func findRawData(content []byte) *Rejection {
 	var table, objects run
+	var records recordRun
+	var fence fencedBlock
 	var delim byte
 	fields := -1
 	lineNo := 0
@@ -38,8 +44,18 @@ func findRawData(content []byte) *Rejection {
 		var line []byte
 		line, off = nextLine(content, off)
 		lineNo++
+		if r := fence.line(lineNo, line); r != nil {
+			return r
+		}
+		if start := records.line(lineNo, line); start > 0 {
+			return rawDataRejection("records of the same fields", start)
+		}
 		d, n := delimiters(line)
-		if isListItem(line) || endsSentence(line) {
+		if n == 0 && isDataRow(line, ' ') {
+			// Columns aligned with blanks: 2024-01-03   45.2   12
+			d, n = ' ', countWords(line)
+		}
+		if (isListItem(line) || endsSentence(line)) && !isDataRow(line, d) {
 			n = 0
 		}
 		if n == 0 || d != delim || n != fields {
@@ -191,4 +207,259 @@ func isJoinSketches(content []byte) bool {
 		}
 	}
 	return true
+}
+
+// isDataRow reports whether line is a row of values all the same (used
+// for list items, lines ending a sentence and lines without a delimiter):
+// without its bullet and closing stop, no field (split at d; at runs of
+// blanks for ' ', then with three fields or more) holds three or more
+// words, and at least half of them, two or more, are values (see
+// isDatum), also as key: value or key=value. "- 2024-01-03, 45.2, 12,
+// ok" is one; "- Use UTC, not local time, in reports" and a profile line
+// "- c1: integer; 250 distinct" are not.
+func isDataRow(line []byte, d byte) bool {
+	if d == 0 {
+		return false
+	}
+	t := bytes.TrimSpace(line)
+	if isListItem(t) {
+		t = bytes.TrimSpace(t[2:])
+	}
+	t = bytes.TrimRight(t, ".?!")
+	fields, values := 0, 0
+	for rest := t; len(rest) > 0; {
+		var f []byte
+		if d == ' ' {
+			if rest = bytes.TrimLeft(rest, " \t"); len(rest) == 0 {
+				break
+			}
+			f, rest = cutAt(rest, bytes.IndexAny(rest, " \t"), 0)
+		} else {
+			f, rest = cutAt(rest, bytes.IndexByte(rest, d), 1)
+		}
+		fields++
+		f = bytes.TrimSpace(f)
+		if countWords(f) >= 3 {
+			return false
+		}
+		if i := bytes.IndexAny(f, ":="); i > 0 && !isDatum(f) {
+			f = bytes.TrimSpace(f[i+1:])
+		}
+		if isDatum(f) {
+			values++
+		}
+	}
+	return (d != ' ' || fields >= 3) && values >= 2 && 2*values >= fields
+}
+
+// cutAt splits b at index i (the whole of b when i < 0), skipping skip
+// bytes after it.
+func cutAt(b []byte, i, skip int) (before, after []byte) {
+	if i < 0 {
+		return b, nil
+	}
+	return b[:i], b[i+skip:]
+}
+
+// countWords counts the blank-separated words of b, without allocating.
+func countWords(b []byte) int {
+	n, in := 0, false
+	for _, c := range b {
+		blank := c == ' ' || c == '\t'
+		if !blank && !in {
+			n++
+		}
+		in = !blank
+	}
+	return n
+}
+
+// reDatum matches a value of a data row: a number (with sign, thousands
+// separators, decimals, currency or percent), a date, a time or a
+// boolean.
+var reDatum = regexp.MustCompile(`^(?:[-+]?[$€£]?\d[\d,]*(?:\.\d+)?%?|\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?|true|false|null|yes|no)$`)
+
+// isDatum reports whether f is a value (see reDatum), quoted or not.
+func isDatum(f []byte) bool {
+	return reDatum.Match(bytes.Trim(f, `"'`))
+}
+
+// A recordRun counts records written one field a line, as pretty-printed
+// JSON objects ("{", then "key": value lines, then "}") and YAML list
+// items ("- key: value", then "key: value" lines at the same indentation)
+// are, in any file: records of two or more fields, of scalar values none of
+// which is prose (four or more words), with the fields of the record
+// before. Blank lines between records are allowed; any other line ends the
+// run.
+type recordRun struct {
+	open     bool // a record is open
+	json     bool // the open record is a JSON object, else a YAML item
+	indent   int  // the indentation of a YAML item's keys
+	start    int  // the line the open record starts on
+	keys     []string
+	flat     bool   // the open record holds scalar fields alone
+	prevKeys string // the fields of the run's records
+	count    int    // records in the run
+	runStart int    // the line the run starts on
+}
+
+var (
+	reJSONField = regexp.MustCompile(`^"((?:[^"\\]|\\.){1,64})"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null)\s*,?$`)
+	reYAMLField = regexp.MustCompile(`^( *)(- +)?([A-Za-z_][\w.-]{0,63}):(?:\s+(.*))?$`)
+)
+
+// line reads line n and returns the line the run starts on once it holds
+// minDataRows records, else 0.
+func (r *recordRun) line(n int, line []byte) int {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return 0
+	}
+	if u := bytes.TrimLeft(t, "[- "); len(u) > 0 && u[0] == '{' {
+		// An object opens; one already open held it (a wrapper). Its
+		// first field may share the line: {"id": 1,
+		r.begin(n, true, 0, r.open)
+		if u = bytes.TrimSpace(u[1:]); len(u) > 0 {
+			return r.jsonField(u)
+		}
+		return 0
+	}
+	if r.open && r.json {
+		if t[0] == '}' {
+			c := r.end()
+			if string(bytes.TrimLeft(t[1:], ", ")) == "{" {
+				r.begin(n, true, 0, false)
+			}
+			return c
+		}
+		return r.jsonField(t)
+	}
+	var m [][]byte
+	if bytes.IndexByte(t, ':') > 0 && (r.open || bytes.HasPrefix(t, []byte("- "))) {
+		m = reYAMLField.FindSubmatch(line)
+	}
+	if m != nil && len(m[2]) > 0 {
+		c := 0
+		if r.open {
+			c = r.end()
+		}
+		r.begin(n, false, len(m[1])+len(m[2]), false)
+		r.addYAML(m[4], string(m[3]))
+		return c
+	}
+	if r.open {
+		switch in := len(line) - len(bytes.TrimLeft(line, " ")); {
+		case in > r.indent:
+			r.flat = false // a nested value
+			return 0
+		case in == r.indent && m != nil:
+			r.addYAML(m[4], string(m[3]))
+			return 0
+		}
+		c := r.end()
+		r.count = 0
+		return c
+	}
+	r.count = 0
+	return 0
+}
+
+// jsonField reads t, a line of the open JSON object: a field, which may
+// close the object ("total": 3}), or anything else, which makes the
+// record not flat. It returns what end returns when the object closes.
+func (r *recordRun) jsonField(t []byte) int {
+	body := bytes.TrimRight(t, ", ]")
+	closes := bytes.HasSuffix(body, []byte("}"))
+	if closes {
+		body = bytes.TrimSpace(body[:len(body)-1])
+	}
+	if m := reJSONField.FindSubmatch(body); m != nil {
+		r.add(string(m[1]), m[2])
+	} else {
+		r.flat = false
+	}
+	if closes {
+		return r.end()
+	}
+	return 0
+}
+
+// begin opens a record on line n; reset ends the run.
+func (r *recordRun) begin(n int, json bool, indent int, reset bool) {
+	if reset {
+		r.count = 0
+	}
+	r.open, r.json, r.indent, r.start, r.keys, r.flat = true, json, indent, n, r.keys[:0], true
+}
+
+// add records the field key with the raw value v.
+func (r *recordRun) add(key string, v []byte) {
+	if len(bytes.Fields(v)) >= 4 {
+		r.flat = false // prose, as in a glossary
+	}
+	r.keys = append(r.keys, key)
+}
+
+// addYAML records the YAML field key with value v, which must be a scalar.
+func (r *recordRun) addYAML(v []byte, key string) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || bytes.IndexByte([]byte("|>&*[{#"), v[0]) >= 0 {
+		r.flat = false
+	}
+	r.add(key, v)
+}
+
+// end closes the open record and returns the line the run starts on when
+// it now holds minDataRows records, else 0.
+func (r *recordRun) end() int {
+	r.open = false
+	if !r.flat || len(r.keys) < 2 {
+		r.count = 0
+		return 0
+	}
+	sig := strings.Join(r.keys, "\x00")
+	if r.count == 0 || sig != r.prevKeys {
+		r.count, r.runStart, r.prevKeys = 0, r.start, sig
+	}
+	r.count++
+	if r.count >= minDataRows {
+		return r.runStart
+	}
+	return 0
+}
+
+// A fencedBlock collects a fenced code block (``` or ~~~) of a markdown
+// text and, when it closes, checks it for a JSON array of records as a
+// .json file is checked (see recordArray), however it is laid out.
+type fencedBlock struct {
+	fence []byte // the opening fence while a block is open
+	start int    // the line of the block's first content line
+	body  bytes.Buffer
+}
+
+// line reads line n and returns the refusal of a block it closes.
+func (f *fencedBlock) line(n int, line []byte) *Rejection {
+	t := bytes.TrimLeft(line, " ")
+	if f.fence == nil {
+		if bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")) {
+			f.fence, f.start = append(f.fence[:0], t[:3]...), n+1
+			f.body.Reset()
+		}
+		return nil
+	}
+	if !bytes.HasPrefix(t, f.fence) {
+		f.body.Write(line)
+		f.body.WriteByte('\n')
+		return nil
+	}
+	f.fence = nil
+	b := bytes.TrimSpace(f.body.Bytes())
+	if len(b) == 0 || b[0] != '[' && b[0] != '{' {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(b, &v) == nil && recordArray(v) > 0 {
+		return rawDataRejection("JSON records in a code block,", f.start)
+	}
+	return nil
 }

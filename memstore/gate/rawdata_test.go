@@ -29,6 +29,48 @@ func prettyRecords(n int, obj func(i int) string) string {
 	return "{\n  \"items\": [\n    " + strings.Join(items, ",\n    ") + "\n  ]\n}\n"
 }
 
+// prettyJSON returns a JSON array of n records, indented two spaces a
+// level, as json.MarshalIndent and jq write them.
+func prettyJSON(n int) string {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  {\n    \"day\": \"2024-01-%02d\",\n    \"value\": %d.5,\n    \"count\": %d\n  }", 1+i%28, i, i)
+		if i < n-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	return b.String()
+}
+
+func TestIsDataRow(t *testing.T) {
+	for in, want := range map[string]bool{
+		"- 2024-01-03, 45.2, 12, ok":             true,
+		"2024-01-03, 45.2, 12, ok.":              true,
+		"* 17 | Acme Corp | Berlin | 4500.00":    true,
+		"- id=1, amount=45.20, day=2024-01-03":   true,
+		"- date: 2024-01-03; value: 45.2; n: 12": true,
+		"- Use UTC, not local time, in reports.": false,
+		"- c1: integer; 250 distinct; 0..999":    false,
+		"- alice, bob, carol, dave":              false, // no values
+		"- v1.4.0, 2024-01-03, fixes tz parsing": false, // prose
+		"- red, green":                           false,
+		"2024-01-03   45.2   12   ok":            true,
+		"Step 12 takes 5 minutes and 2 people":   false,
+		"go 1.22":                                false,
+	} {
+		d, _ := delimiters([]byte(in))
+		if d == 0 {
+			d = ' '
+		}
+		if got := isDataRow([]byte(in), d); got != want {
+			t.Errorf("isDataRow(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
 func TestContent_RawData(t *testing.T) {
 	csvRow := func(i int) string {
 		return fmt.Sprintf("%d,customer %d,%d.%02d,2024-01-%02d", i, i, i*3, i%100, 1+i%28)
@@ -60,7 +102,40 @@ func TestContent_RawData(t *testing.T) {
 		{"wide profile", "workspaces/w/schemas/wide.md", wideProfile, 0},
 		{"pretty json records", "tools/dump.json", prettyRecords(120, func(i int) string {
 			return fmt.Sprintf(`{"id": %d, "name": "n%d", "total": %d.5}`, i, i, i)
-		}), -1},
+		}), 3},
+		{"bulleted rows", "notes/d.md", rows("", 120, func(i int) string { return "- " + csvRow(i) }), 1},
+		{"rows ending in a full stop", "notes/d.md", rows("", 120, func(i int) string { return csvRow(i) + "." }), 1},
+		{"bulleted key=value rows", "notes/d.md", rows("", 120, func(i int) string {
+			return fmt.Sprintf("- id=%d, amount=%d.50, day=2024-01-%02d", i, i, 1+i%28)
+		}), 1},
+		{"pretty json in a fenced block", "notes/dump.md", "# Dump\n\n```json\n" + prettyJSON(120) + "```\n", 5},
+		{"pretty json in yaml", "tools/dump.yaml", "items:\n" + prettyJSON(120), 3},
+		{"compact json in a fenced block", "notes/dump.md", "```json\n[" + strings.Repeat(`{"id": 1, "total": 2.5}, `, 119) + `{"id": 1, "total": 2.5}]` + "\n```\n", 2},
+		{"yaml records", "tools/rows.yaml", "rows:\n" + rows("", 120, func(i int) string {
+			return fmt.Sprintf("  - day: 2024-01-%02d\n    value: %d.5\n    count: %d", 1+i%28, i, i)
+		}), 2},
+		{"columns aligned with blanks", "notes/d.md", rows("", 120, func(i int) string {
+			return fmt.Sprintf("2024-01-%02d   %8d.5   %5d   ok", 1+i%28, i, i)
+		}), 1},
+		{"prose with numbers", "notes/steps.md", rows("", 150, func(i int) string {
+			return fmt.Sprintf("Step %d takes 5 minutes and 2 people", i)
+		}), 0},
+		{"prose bullets with commas", "notes/rules.md", rows("", 150, func(i int) string {
+			return fmt.Sprintf("- Rule %d: use UTC, not local time, for report %d.", i, i)
+		}), 0},
+		{"changelog bullets", "notes/changes.md", rows("", 150, func(i int) string {
+			return fmt.Sprintf("- v1.%d.0, 2024-01-%02d, fixes timezone parsing in exports", i, 1+i%28)
+		}), 0},
+		{"yaml glossary", "notes/terms.yaml", "glossary:\n" + rows("", 150, func(i int) string {
+			return fmt.Sprintf("  - term: T%d\n    meaning: the thing number %d that we track", i, i)
+		}), 0},
+		{"one-field bullets", "notes/owners.md", rows("", 150, func(i int) string { return fmt.Sprintf("- Owner: person %d", i) }), 0},
+		{"yaml config with nested values", "tools/tools.yaml", "tools:\n" + rows("", 150, func(i int) string {
+			return fmt.Sprintf("  - name: tool%d\n    kind: http\n    params:\n      - region", i)
+		}), 0},
+		{"compact json array", "tools/dump.json", "[" + strings.TrimSuffix(strings.ReplaceAll(rows("", 120, func(i int) string {
+			return fmt.Sprintf(`{"id":%d,"total":%d}`, i, i)
+		}), "\n", ","), ",") + "]", -1},
 		{"nested json config", "tools/routes.json", prettyRecords(120, func(i int) string {
 			return fmt.Sprintf(`{"path": "/r%d", "methods": ["GET"], "auth": {"role": "reader"}}`, i)
 		}), 0},
