@@ -62,8 +62,10 @@ const (
 //     scalars, backslash continuations, and a line ending in a token run
 //     continued by a line starting with one;
 //     a field name ending a line ("password:", "the token is") is joined
-//     to a value alone on the next line, and the cells of tables are
-//     written as field: value lines (see tableAssignments);
+//     to a value alone on the next line, the cells of tables are
+//     written as field: value lines (see tableAssignments), and words
+//     spelled out a character at a time, or credential field names of
+//     several words, are written as one word (see spelledWords);
 //  2. decoded text: base64 and hex runs of at least 24 characters in the
 //     normalised text, decoded when the result is mostly printable text.
 //
@@ -87,6 +89,10 @@ func normalizedViews(text string) []view {
 			if v := strings.TrimSpace(norms[next]); v != "" && !strings.ContainsAny(v, " \t") {
 				nb.add(strings.TrimRight(joined, " \t")+" "+v, i+1)
 			}
+		}
+		if w := spelledWords(joined); w != joined {
+			// "P-a-s-s-w-o-r-d: X", "mot de passe : X".
+			nb.add(w, i+1)
 		}
 		if next > i+1 {
 			// A line broken with a hyphen, as text wraps: also without it.
@@ -380,6 +386,55 @@ func hasRun(line string, n int) bool {
 		run = 0
 	}
 	return false
+}
+
+// reFieldPhrase matches credential field names written in several words,
+// which the detectors know as one: pass phrase, mot de passe (French),
+// contraseña (Spanish, with its tilde).
+var reFieldPhrase = regexp.MustCompile(`(?i)\bpass phrase\b|\bmot de passe\b|contraseña`)
+
+// spelledWords returns l with words spelled out a character at a time and
+// credential field names of several words (see reFieldPhrase) written as
+// one word: "P-a-s-s-w-o-r-d" as "Password", "mot de passe" as
+// "motdepasse", "contraseña" as "contrasena". A word is spelled out when
+// four or more letters or digits, each standing alone, follow each other
+// with the same separator (-, ., _ or a blank) between them.
+func spelledWords(l string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+1 < len(l); i++ {
+		if !isAlnumByte(l[i]) || i > 0 && isAlnumByte(l[i-1]) || strings.IndexByte("-._ ", l[i+1]) < 0 {
+			continue
+		}
+		sep, j, n := l[i+1], i, 1
+		for j+2 < len(l) && l[j+1] == sep && isAlnumByte(l[j+2]) && (j+3 == len(l) || !isAlnumByte(l[j+3])) {
+			j, n = j+2, n+1
+		}
+		if n < 4 {
+			continue
+		}
+		b.WriteString(l[last:i])
+		for k := i; k <= j; k += 2 {
+			b.WriteByte(l[k])
+		}
+		last, i = j+1, j
+	}
+	if last > 0 {
+		b.WriteString(l[last:])
+		l = b.String()
+	}
+	if !strings.Contains(l, "hrase") && !strings.Contains(l, "asse") && !strings.Contains(l, "ñ") && !strings.Contains(l, "Ñ") {
+		return l
+	}
+	return reFieldPhrase.ReplaceAllStringFunc(l, func(m string) string {
+		m = strings.ReplaceAll(strings.ReplaceAll(m, " ", ""), "ñ", "n")
+		return strings.ReplaceAll(m, "Ñ", "N")
+	})
+}
+
+// isAlnumByte reports ASCII letters and digits.
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // dehyphenate joins lines, trimmed, dropping a hyphen that ends a line.

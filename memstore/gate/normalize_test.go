@@ -60,3 +60,23 @@ func TestFindSecret_ValueOnNextLine(t *testing.T) {
 		}
 	}
 }
+
+func TestSpelledWords(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"P-a-s-s-w-o-r-d: X", "Password: X"},
+		{"p a s s w o r d : X", "password : X"},
+		{"t.o.k.e.n = X", "token = X"},
+		{"s_e_c_r_e_t=X", "secret=X"},
+		{"The pass phrase is X", "The passphrase is X"},
+		{"Mot de passe : X", "Motdepasse : X"},
+		{"Contraseña: X", "Contrasena: X"},
+		{"a-b-c and x-y", "a-b-c and x-y"},                 // three characters: a word's parts
+		{"2024-01-03 and v1.2.3", "2024-01-03 and v1.2.3"}, // not single characters
+		{"plain text", "plain text"},
+	}
+	for _, tt := range tests {
+		if got := spelledWords(tt.in); got != tt.want {
+			t.Errorf("spelledWords(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -348,11 +348,11 @@ func matchAuthHeader(line, _ string) (secretFinding, bool) {
 
 var assignmentNeedles = []string{"pass", "pw", "secret", "token", "key", "credential", "kennwort", "wachtwoord", "senha", "contrasena"}
 
-// secretSuffixes end the names of credential fields; passwort, kennwort,
-// wachtwoord, senha and contrasena are password in German, Dutch,
-// Portuguese and Spanish.
+// secretSuffixes end the names of credential fields; passwort and
+// kennwort, wachtwoord, senha, contrasena and motdepasse are password in
+// German, Dutch, Portuguese, Spanish and French.
 var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential",
-	"passwort", "kennwort", "wachtwoord", "senha", "contrasena"}
+	"passwort", "kennwort", "wachtwoord", "senha", "contrasena", "motdepasse"}
 
 var keyQualifiers = map[string]bool{
 	"api": true, "access": true, "secret": true, "private": true, "signing": true,
@@ -1143,7 +1143,7 @@ func matchCredentialPair(line, lower string) (secretFinding, bool) {
 
 // isWordByte reports ASCII letters, digits and the underscore.
 func isWordByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	return isAlnumByte(c) || c == '_'
 }
 
 // isPairPassword reports whether p, the second half of a user / password
