@@ -65,7 +65,9 @@ const (
 //     to a value alone on the next line, the cells of tables are
 //     written as field: value lines (see tableAssignments), and words
 //     spelled out a character at a time, or credential field names of
-//     several words, are written as one word (see spelledWords);
+//     several words, are written as one word (see spelledWords), and
+//     field names disguised with digits, symbols or a hyphen are written
+//     plain (see plainFieldNames);
 //  2. decoded text: base64 and hex runs of at least 24 characters in the
 //     normalised text, decoded when the result is mostly printable text.
 //
@@ -92,6 +94,10 @@ func normalizedViews(text string) []view {
 		}
 		if w := spelledWords(joined); w != joined {
 			// "P-a-s-s-w-o-r-d: X", "mot de passe : X".
+			nb.add(w, i+1)
+		}
+		if w := plainFieldNames(joined); w != joined {
+			// "p@ssw0rd: X", "pass-word = X".
 			nb.add(w, i+1)
 		}
 		if next > i+1 {
@@ -430,6 +436,50 @@ func spelledWords(l string) string {
 		m = strings.ReplaceAll(strings.ReplaceAll(m, " ", ""), "ñ", "n")
 		return strings.ReplaceAll(m, "Ñ", "N")
 	})
+}
+
+// leet maps the digits and symbols that stand for letters in disguised
+// field names (p@ssw0rd, s3cr3t, t0k3n) to those letters.
+var leet = strings.NewReplacer("0", "o", "1", "i", "3", "e", "4", "a", "@", "a", "$", "s", "5", "s", "7", "t", "-", "")
+
+// plainFieldNames returns l with each field name before an assignment
+// (: or =) that is disguised with the digits and symbols of leet, or a
+// hyphen, written plain when it then names a credential field:
+// "p@ssw0rd: X" as "password: X", "pass-word = X" as "password = X".
+func plainFieldNames(l string) string {
+	if !strings.ContainsAny(l, ":=") {
+		return l
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(l); i++ {
+		if l[i] != ':' && l[i] != '=' {
+			continue
+		}
+		e := i
+		for e > 0 && (l[e-1] == ' ' || l[e-1] == '"' || l[e-1] == '\'' || l[e-1] == '*') {
+			e--
+		}
+		s := e
+		for s > last && e-s < 32 && (isAlnumByte(l[s-1]) || strings.IndexByte("@$-_", l[s-1]) >= 0) {
+			s--
+		}
+		name := l[s:e]
+		// Times and numbers (10:02, 3=3) have no name to disguise.
+		if len(name) < 4 || !strings.ContainsAny(name, "0134@$57-") || !strings.ContainsFunc(name, unicode.IsLetter) {
+			continue
+		}
+		if plain := leet.Replace(strings.ToLower(name)); isCredentialField(plain) {
+			b.WriteString(l[last:s])
+			b.WriteString(plain)
+			last = e
+		}
+	}
+	if last == 0 {
+		return l
+	}
+	b.WriteString(l[last:])
+	return b.String()
 }
 
 // isAlnumByte reports ASCII letters and digits.

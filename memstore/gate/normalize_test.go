@@ -80,3 +80,21 @@ func TestSpelledWords(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainFieldNames(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"p@ssw0rd: X", "password: X"},
+		{"PASS-WORD = X", "password = X"},
+		{`"t0k3n": "X"`, `"token": "X"`},
+		{"API_K3Y: X and s3cr3t=Y", "api_key: X and secret=Y"},
+		{"s3: bucket", "s3: bucket"},                 // not a credential field plain
+		{"pass-through: true", "pass-through: true"}, // passthrough is not one
+		{"password: X", "password: X"},               // plain already
+		{"no assignment here", "no assignment here"},
+	}
+	for _, tt := range tests {
+		if got := plainFieldNames(tt.in); got != tt.want {
+			t.Errorf("plainFieldNames(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
