@@ -89,9 +89,9 @@ func trimTurnTime(s []byte) []byte {
 // speaker returns the role of a speaker line such as "User: ...",
 // "**Assistant:** ...", "> user", "### Human", "[10:02] Claude: ...",
 // "You said: ...", "Alice (human): ...". A plain "Name:" line must be
-// capitalised (so YAML keys
-// such as "user: alice" are not turns; see speakerWeak for lower-case
-// turns); quote and heading forms may be lower-case.
+// capitalised (so YAML keys such as "user: alice" are not turns; see
+// speakerWeak for lower-case turns); quote and heading forms may be
+// lower-case.
 func speaker(line []byte) (role, string) {
 	s := trimTurnTime(bytes.TrimLeft(line, " \t"))
 	marked := false
