@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -440,46 +441,204 @@ func spelledWords(l string) string {
 
 // leet maps the digits and symbols that stand for letters in disguised
 // field names (p@ssw0rd, s3cr3t, t0k3n) to those letters.
-var leet = strings.NewReplacer("0", "o", "1", "i", "3", "e", "4", "a", "@", "a", "$", "s", "5", "s", "7", "t", "-", "")
+var leet = strings.NewReplacer("0", "o", "1", "i", "3", "e", "4", "a", "@", "a", "$", "s", "5", "s", "7", "t")
+
+// credentialWords are the credential field names that parts of a field
+// name, joined, may spell (see plainFieldNames): the secretSuffixes,
+// credentials, and key after each of keyQualifiers (apikey, clientkey).
+var credentialWords = func() map[string]bool {
+	m := map[string]bool{"credentials": true}
+	for _, w := range secretSuffixes {
+		m[w] = true
+	}
+	for q := range keyQualifiers {
+		m[q+"key"] = true
+	}
+	return m
+}()
+
+// Bounds of a disguised field name: its bytes, and the characters of a
+// separator between two of its parts.
+const (
+	maxFieldName      = 40
+	maxSeparatorRunes = 3
+)
 
 // plainFieldNames returns l with each field name before an assignment
-// (: or =) that is disguised with the digits and symbols of leet, or a
-// hyphen, written plain when it then names a credential field:
-// "p@ssw0rd: X" as "password: X", "pass-word = X" as "password = X".
+// operator (see operatorEnd) that is disguised, and then names a
+// credential field, written plain. A name is disguised when digits and
+// symbols stand for its letters (see leet: "p@ssw0rd: X" as "password:
+// X") or when separators split a credential word into parts (see
+// credentialWords): "pass_word: X", "pass.word = X", "Pass Word: X",
+// "passWord: X", "secret~key ▸ X", "to·ken: X" as "password: X",
+// "secretkey ▸ X", "token: X". A separator is a run of up to
+// maxSeparatorRunes characters that are neither letters nor digits nor
+// brackets, quotes, commas or semicolons; a change from lower to upper
+// case also separates. Blanks alone do not join a compound ending in key:
+// "API key: X" is prose's way to name the field (see matchAssignment).
 func plainFieldNames(l string) string {
-	if !strings.ContainsAny(l, ":=") {
-		return l
-	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(l); i++ {
-		if l[i] != ':' && l[i] != '=' {
+		if r, _ := utf8.DecodeRuneInString(l[i:]); !isOperatorRune(r) {
+			continue
+		}
+		if _, ok := operatorEnd(l, i); !ok {
 			continue
 		}
 		e := i
-		for e > 0 && (l[e-1] == ' ' || l[e-1] == '"' || l[e-1] == '\'' || l[e-1] == '*') {
+		for e > last && strings.IndexByte(" \t\"'*`", l[e-1]) >= 0 {
 			e--
 		}
-		s := e
-		for s > last && e-s < 32 && (isAlnumByte(l[s-1]) || strings.IndexByte("@$-_", l[s-1]) >= 0) {
-			s--
+		if e == last || !isPartByte(l[e-1]) {
+			continue // no name before the operator
 		}
-		name := l[s:e]
-		// Times and numbers (10:02, 3=3) have no name to disguise.
-		if len(name) < 4 || !strings.ContainsAny(name, "0134@$57-") || !strings.ContainsFunc(name, unicode.IsLetter) {
+		s, plain, ok := plainFieldName(l[last:e])
+		if !ok {
 			continue
 		}
-		if plain := leet.Replace(strings.ToLower(name)); isCredentialField(plain) {
-			b.WriteString(l[last:s])
-			b.WriteString(plain)
-			last = e
-		}
+		b.WriteString(l[last : last+s])
+		b.WriteString(plain)
+		last = e
 	}
 	if last == 0 {
 		return l
 	}
 	b.WriteString(l[last:])
 	return b.String()
+}
+
+// A namePart is one part of a field name: its span, and whether the
+// separator before it is blanks alone.
+type namePart struct {
+	start, end int
+	blank      bool
+}
+
+// plainFieldName reads the field name that ends text and returns, when
+// the name is disguised and names a credential field once written plain
+// (see plainFieldNames), the offset in text from which it is rewritten and
+// what replaces the rest.
+func plainFieldName(text string) (from int, plain string, ok bool) {
+	parts := nameParts(text)
+	n := len(parts)
+	if n == 0 || isCredentialField(trailingKey(text)) {
+		return 0, "", false
+	}
+	words := make([]string, n)
+	for k, p := range parts {
+		words[k] = leet.Replace(strings.ToLower(text[p.start:p.end]))
+	}
+	// The shortest run of last parts that spells a credential word.
+	first, word := n, ""
+	for k := n - 2; k >= 0 && word == ""; k-- {
+		w := strings.Join(words[k:], "")
+		if !credentialWords[w] {
+			continue
+		}
+		spaced := true
+		for _, p := range parts[k+1:] {
+			spaced = spaced && p.blank
+		}
+		if !spaced || !strings.HasSuffix(w, "key") {
+			first, word = k, w
+		}
+	}
+	// Else the first part a leet spelling changes.
+	changed := first
+	for k := 0; k < first; k++ {
+		if words[k] != strings.ToLower(text[parts[k].start:parts[k].end]) && strings.ContainsFunc(words[k], unicode.IsLetter) {
+			changed = k
+			break
+		}
+	}
+	if changed == n {
+		return 0, "", false
+	}
+	var b strings.Builder
+	for k := changed; k < first; k++ {
+		b.WriteString(words[k])
+		if k+1 < n {
+			b.WriteString(text[parts[k].end:parts[k+1].start])
+		}
+	}
+	b.WriteString(word)
+	from = parts[changed].start
+	if !isCredentialField(trailingKey(text[:from] + b.String())) {
+		return 0, "", false
+	}
+	return from, b.String(), true
+}
+
+// nameParts splits the field name ending text, at most maxFieldName
+// bytes, into its parts (see plainFieldNames). Parts are ASCII letters,
+// digits and the symbols of leet; the name starts after anything else.
+func nameParts(text string) []namePart {
+	var rev []namePart
+	e := len(text)
+	for e > 0 && len(text)-e < maxFieldName {
+		s := e
+		for s > 0 && e-s <= maxFieldName && isPartByte(text[s-1]) {
+			s--
+		}
+		if s == e || e-s > maxFieldName {
+			break
+		}
+		// camelCase: "passWord" is pass and Word.
+		for k := e - 1; k > s; k-- {
+			if 'A' <= text[k] && text[k] <= 'Z' && 'a' <= text[k-1] && text[k-1] <= 'z' {
+				rev = append(rev, namePart{start: k, end: e})
+				e = k
+			}
+		}
+		j, runes, blank := s, 0, true
+		for j > 0 && runes < maxSeparatorRunes {
+			r, size := utf8.DecodeLastRuneInString(text[:j])
+			if !isNameSeparator(r) {
+				break
+			}
+			j -= size
+			runes++
+			blank = blank && (r == ' ' || r == '\t')
+		}
+		if j == s || j == 0 || !isPartByte(text[j-1]) || len(text)-j > maxFieldName {
+			rev = append(rev, namePart{start: s, end: e})
+			break
+		}
+		rev = append(rev, namePart{start: s, end: e, blank: blank})
+		e = j
+	}
+	slices.Reverse(rev)
+	if len(rev) > 0 {
+		rev[0].blank = false
+	}
+	return rev
+}
+
+// isPartByte reports the bytes of a part of a field name: ASCII letters,
+// digits and the symbols of leet.
+func isPartByte(c byte) bool {
+	return isAlnumByte(c) || c == '@' || c == '$'
+}
+
+// isNameSeparator reports the characters that may separate the parts of a
+// disguised field name: neither letters, digits nor the symbols of leet,
+// brackets, quotes, commas or semicolons.
+func isNameSeparator(r rune) bool {
+	if r < utf8.RuneSelf {
+		return !isPartByte(byte(r)) && !strings.ContainsRune("\"'`()[]{}<>,;:=|\n", r)
+	}
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.In(r, unicode.Ps, unicode.Pe, unicode.Pi, unicode.Pf)
+}
+
+// trailingKey returns the run of field-name characters ending s, as
+// matchAssignment reads a field name.
+func trailingKey(s string) string {
+	i := len(s)
+	for i > 0 && isKeyChar(s[i-1]) {
+		i--
+	}
+	return s[i:]
 }
 
 // isAlnumByte reports ASCII letters and digits.

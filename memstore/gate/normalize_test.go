@@ -86,10 +86,25 @@ func TestPlainFieldNames(t *testing.T) {
 		{"p@ssw0rd: X", "password: X"},
 		{"PASS-WORD = X", "password = X"},
 		{`"t0k3n": "X"`, `"token": "X"`},
-		{"API_K3Y: X and s3cr3t=Y", "api_key: X and secret=Y"},
-		{"s3: bucket", "s3: bucket"},                 // not a credential field plain
-		{"pass-through: true", "pass-through: true"}, // passthrough is not one
-		{"password: X", "password: X"},               // plain already
+		{"API_K3Y: X and s3cr3t=Y", "apikey: X and secret=Y"},
+		{"DB_P4SS=X", "DB_pass=X"},
+		{"pass_word: X", "password: X"},
+		{"pass.word = X", "password = X"},
+		{"Staging Pass Word: X", "Staging password: X"},
+		{"passWord: X", "password: X"},
+		{`{"pass word": "X"}`, `{"password": "X"}`},
+		{"secret~key ▸ X", "secretkey ▸ X"},
+		{"to·ken: X", "token: X"},
+		{"pass - word >> X", "password >> X"},
+		{"p.a.s.s_word: X", "password: X"},
+		{"s3: bucket", "s3: bucket"},                             // not a credential field plain
+		{"pass-through: true", "pass-through: true"},             // passthrough is not one
+		{"next_page_token: X", "next_page_token: X"},             // page_token is not one
+		{"pass_word_policy: strict", "pass_word_policy: strict"}, // the word is not last
+		{"API key: X", "API key: X"},                             // prose's compound: matchAssignment's
+		{"by pass: X", "by pass: X"},
+		{"10:02 and 3=3", "10:02 and 3=3"},
+		{"password: X", "password: X"}, // plain already
 		{"no assignment here", "no assignment here"},
 	}
 	for _, tt := range tests {

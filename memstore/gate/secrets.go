@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A secretKind is one kind of credential the gate recognises.
@@ -462,9 +463,7 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				// value with letters and digits counts, and after the bare
 				// name one with both cases too.
 				field := spokenField(line, ks, key)
-				v := line[vs:ve]
-				if isCredentialField(field) && looksLikeSecretValue(v) && len(v) >= 8 &&
-					(hasClasses(v, true, bare, bare) || isRandomLower(v)) && strings.ContainsFunc(v, unicode.IsLetter) {
+				if isCredentialField(field) && isSpokenSecret(line[vs:ve], bare) {
 					return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
 				}
 				if !bare {
@@ -472,6 +471,15 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				}
 			}
 			if !isCredentialField(key) {
+				// A field named in words with an operator: "API key: X",
+				// "secret key → X". As in prose, only a value with letters,
+				// digits and both cases counts ("Encryption key:
+				// AES-256-GCM" names an algorithm).
+				if field := spokenField(line, ks, key); field != key && isCredentialField(field) {
+					if vs, ve, ok := assignedValue(line, ke, false); ok && isSpokenSecret(line[vs:ve], true) {
+						return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
+					}
+				}
 				continue
 			}
 			// A --flag=value, an environment prefix (PGPASSWORD=x psql) or
@@ -538,6 +546,16 @@ func spokenValue(line string, i int) (start, end int, bare, ok bool) {
 	return start, end, bare, end > start
 }
 
+// isSpokenSecret reports whether v, stated in prose as the value of a
+// credential field, is one: prose says more than values, so only a value
+// of 8 or more characters with letters and digits counts, and, bare (after
+// the field name and a blank, or a field named in words), one with both
+// cases too, or a random lower-case token (see isRandomLower).
+func isSpokenSecret(v string, bare bool) bool {
+	return looksLikeSecretValue(v) && len(v) >= 8 && (hasClasses(v, true, bare, bare) || isRandomLower(v)) &&
+		strings.ContainsFunc(v, unicode.IsLetter)
+}
+
 // reSpokenQualifier matches a qualifier between a field name and the is
 // or was that states its value, group 1 from the blank before the verb:
 // " for the staging box is ".
@@ -576,12 +594,12 @@ func spokenField(line string, ks int, key string) string {
 	return line[ws:ks-1] + "_" + key
 }
 
-// assignedValue parses the assignment operator and value after a field name
-// ending at byte i of line. It returns the span of the value, or ok false
-// when there is no assignment or the value is prose (several words).
-// Besides : = := => it reads -> → — – and a spaced -, markdown emphasis
-// around the name, operator or value (**Password:** X), and a qualifier
-// before a colon ("password (staging): X", "token for the CI bot: X").
+// assignedValue parses the assignment operator (see operatorEnd) and value
+// after a field name ending at byte i of line. It returns the span of the
+// value, or ok false when there is no assignment or the value is prose
+// (several words). It reads markdown emphasis around the name, operator or
+// value (**Password:** X), and a qualifier before a colon ("password
+// (staging): X", "token for the CI bot: X").
 func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
 	i = skipAny(line, i, `"'*_`+"`")
 	qualified := false
@@ -589,18 +607,7 @@ func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
 		i, qualified = i+m[1]-1, true // at the colon
 	}
 	i = skipAny(line, i, " \t")
-	switch {
-	case strings.HasPrefix(line[i:], ":="), strings.HasPrefix(line[i:], "=>"), strings.HasPrefix(line[i:], "->"):
-		i += 2
-	case strings.HasPrefix(line[i:], "=="), strings.HasPrefix(line[i:], "://"):
-		return 0, 0, false
-	case i < len(line) && (line[i] == ':' || line[i] == '='):
-		i++
-	case strings.HasPrefix(line[i:], "→"), strings.HasPrefix(line[i:], "—"), strings.HasPrefix(line[i:], "–"):
-		i += 3 // each is three bytes in UTF-8
-	case strings.HasPrefix(line[i:], "- ") && i > 0 && (line[i-1] == ' ' || line[i-1] == '\t'):
-		i++
-	default:
+	if i, ok = operatorEnd(line, i); !ok {
 		return 0, 0, false
 	}
 	// Markdown emphasis around the value: **Password:** X, password: *X*.
@@ -635,6 +642,61 @@ func assignedValue(line string, i int, word bool) (start, end int, ok bool) {
 		return 0, 0, false
 	}
 	return start, end, true
+}
+
+// maxOperatorRunes bounds the characters of an assignment operator.
+const maxOperatorRunes = 4
+
+// operatorEnd returns the offset after the assignment operator starting at
+// byte i of line, or ok false when none starts there. An operator is a run
+// of up to maxOperatorRunes operator characters (see isOperatorRune),
+// single blanks between them allowed: : = := => -> and equally "password
+// >> X", "token ⇒ X", "secret ▸ X", "password = > X". A run of hyphens
+// needs a blank on both sides (a spaced dash, not a hyphenated word); a
+// run of two or more characters other than := => -> needs a blank after
+// it, or else its first character alone, : or =, is the operator
+// (${PASSWORD:-X}). Comparisons (==) and :// are not assignments.
+func operatorEnd(line string, i int) (end int, ok bool) {
+	if strings.HasPrefix(line[i:], "==") || strings.HasPrefix(line[i:], "://") {
+		return 0, false
+	}
+	var ops []byte // the run without its blanks, non-ASCII runes as 0x80
+	for j, n := i, 0; j < len(line) && n < maxOperatorRunes; n++ {
+		r, size := utf8.DecodeRuneInString(line[j:])
+		if !isOperatorRune(r) {
+			break
+		}
+		j += size
+		end = j
+		ops = append(ops, byte(min(r, utf8.RuneSelf)))
+		if j+1 < len(line) && line[j] == ' ' && line[j+1] != ' ' {
+			j++ // a single blank inside the run: "= >"
+		}
+	}
+	blankAfter := end == len(line) || line[end] == ' ' || line[end] == '\t'
+	run := string(ops)
+	switch {
+	case run == "" || strings.Contains(run, "=="):
+		return 0, false
+	case strings.Trim(run, "-") == "":
+		return end, i > 0 && (line[i-1] == ' ' || line[i-1] == '\t') && blankAfter
+	case blankAfter || len(ops) == 1 || run == ":=" || run == "=>" || run == "->":
+		return end, true
+	case line[i] == ':' || line[i] == '=':
+		return i + 1, true
+	}
+	return 0, false
+}
+
+// isOperatorRune reports the characters an assignment operator is made
+// of: the ASCII : = - > ~ + and, outside ASCII, mathematical and other
+// symbols, dashes and other punctuation that is not a bracket or quote
+// (→ ⇒ ▸ ➜ — – ≔ •).
+func isOperatorRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return strings.ContainsRune(":=->~+", r)
+	}
+	return unicode.In(r, unicode.Sm, unicode.So, unicode.Pd, unicode.Po)
 }
 
 // reFieldQualifier matches a qualifier between a field name and its
@@ -1078,12 +1140,14 @@ func isDocPlaceholder(s string) bool {
 // admin / X", "sign in with ops:X"), as user/password after one that names
 // credentials ("creds are deploy/X"), in prose ("logged in as admin with
 // X"), or after a well-known account name without a word ("root / X",
-// "sa:X").
+// "sa / `X`", "sa:X").
 var (
-	credPairNeedles = []string{"log", "sign", "cred", "account", "user", "admin", "root", "sa:", "postgres", "deploy", "ubuntu", "oracle", "guest"}
-	reCredPair      = regexp.MustCompile(`(?i)^(?:log[- ]?(?:in|on)|sign[- ]?(?:in|on)|creds?|credentials|account|user(?:name)?\s*/\s*pass(?:word)?)s?\b[^\n/:=]{0,30}?[:=]?[\s*_\x60"'(]*\b([A-Za-z][\w.@+-]{0,63})(\s*/\s*|:)([^\s\x60"'*<>]+)`)
-	reLoginAs       = regexp.MustCompile(`(?i)^log(?:ged|s)?[- ]?(?:in|on)\s+as\s+([\w.@-]{1,64})(\s+(?:with|using)\s+(?:(?:the\s+)?password\s+)?)([^\s\x60"'*<>]+)`)
-	reKnownUserPair = regexp.MustCompile(`(?i)^(admin|administrator|root|sa|postgres|deploy|ubuntu|ec2-user|oracle|guest|superuser)(\s+/\s+|:)([^\s\x60"'*<>]+)`)
+	credPairNeedles  = []string{"log", "sign", "cred", "account", "user", "admin", "root", "sa", "postgres", "deploy", "ubuntu", "oracle", "guest"}
+	reCredPair       = regexp.MustCompile(`(?i)^(?:log[- ]?(?:in|on)|sign[- ]?(?:in|on)|creds?|credentials|account|user(?:name)?\s*/\s*pass(?:word)?)s?\b[^\n/:=]{0,30}?[:=]?[\s*_\x60"'(]*\b([A-Za-z][\w.@+-]{0,63})(\s*/\s*|:)([^\s\x60"'*<>]+)`)
+	reLoginAs        = regexp.MustCompile(`(?i)^log(?:ged|s)?[- ]?(?:in|on)\s+as\s+([\w.@-]{1,64})(\s+(?:with|using)\s+(?:(?:the\s+)?password\s+)?)([^\s\x60"'*<>]+)`)
+	knownUsers       = `(admin|administrator|root|sa|postgres|deploy|ubuntu|ec2-user|oracle|guest|superuser)`
+	reKnownUserSlash = regexp.MustCompile(`(?i)^` + knownUsers + `[*_\x60"']*(\s+/\s+)[*_\x60"']*([^\s\x60"'*<>]+)`)
+	reKnownUserColon = regexp.MustCompile(`(?i)^` + knownUsers + `(:)([^\s\x60"'*<>]+)`)
 )
 
 // A pairForm is one way to write a credential pair: its pattern, anchored
@@ -1097,8 +1161,12 @@ type pairForm struct {
 var pairForms = []pairForm{
 	{[]string{"log", "sign", "cred", "account", "user"}, reCredPair},
 	{[]string{"log"}, reLoginAs},
-	{[]string{"admin", "root", "sa", "postgres", "deploy", "ubuntu", "ec2-user", "oracle", "guest", "superuser"}, reKnownUserPair},
+	{knownUserStarts, reKnownUserSlash},
+	{knownUserStarts, reKnownUserColon},
 }
+
+// knownUserStarts are the words the well-known account names start with.
+var knownUserStarts = []string{"admin", "root", "sa", "postgres", "deploy", "ubuntu", "ec2-user", "oracle", "guest", "superuser"}
 
 // pairWindow bounds the text after a start word a pair form reads.
 const pairWindow = 256
@@ -1129,6 +1197,11 @@ func matchCredentialPair(line, lower string) (secretFinding, bool) {
 					continue
 				}
 				ps, pe := m[6], m[7]
+				// Spaced, a slash also lists alternatives: "NA / SA /
+				// EMEA-2", "viewer / admin / Ops-2024" name no password.
+				if strings.TrimSpace(window[m[4]:m[5]]) == "/" && inSlashList(line, i, i+pe) {
+					continue
+				}
 				for pe > ps && strings.IndexByte(".,;:)?", window[pe-1]) >= 0 {
 					pe--
 				}
@@ -1139,6 +1212,14 @@ func matchCredentialPair(line, lower string) (secretFinding, bool) {
 		}
 	}
 	return secretFinding{}, false
+}
+
+// inSlashList reports whether the pair line[start:end] is one item of a
+// list with a slash before or after it: "a / b / c".
+func inSlashList(line string, start, end int) bool {
+	before := strings.TrimRight(line[:start], " \t*_`\"'")
+	after := strings.TrimLeft(line[end:], " \t*_`\"'")
+	return strings.HasSuffix(before, "/") || strings.HasPrefix(after, "/")
 }
 
 // isWordByte reports ASCII letters, digits and the underscore.

@@ -341,6 +341,16 @@ func TestMatchCredentialPair(t *testing.T) {
 		"login page at docs/Login2Page":             false, // a path after login
 		"account view in src/Account2View":          false,
 		"root/Config2Dir is the folder":             false, // tight: a path
+		"The test rig runs as sa / Fake2Synth":      true,
+		"SA / fake2synth":                           true,
+		"Console: `admin` / `Fake2Synth`":           true,
+		"- **sa** / **Fake2Synth!**":                true,
+		`admin / "Fake2Synth" until the rotation`:   true,
+		"Regions: NA / SA / EMEA-2 / APAC":          false, // a list
+		"Roles: viewer / admin / Ops-2024 / owner":  false,
+		"usage / Fake2Synth":                        false, // not a word of its own
+		"sa / dbo schemas differ":                   false,
+		"admin / ${ADMIN_PASSWORD}":                 false,
 		"postgres:16-alpine":                        false,
 		"Login at 09:15:22Z failed":                 false,
 		"credentials at secret/data/prod":           false,
@@ -373,6 +383,23 @@ func TestMatchAssignment_Forms(t *testing.T) {
 		"token " + fakeLower(20):                       true,
 		"the api key " + fakeLower(20) + " is live":    true,
 		"API key `" + fakeLower(24) + "`":              true,
+		"password ▸ " + v:                              true,
+		"token ⇒ " + v:                                 true,
+		"password >> " + v:                             true,
+		"password = > " + v:                            true,
+		"password: -> " + v:                            true,
+		"DB_PASSWORD ⟶ " + v:                           true,
+		"client_secret ~> " + v:                        true,
+		"password --> " + v:                            true,
+		"${DB_PASSWORD:-" + v + "}":                    true,
+		"API key: " + v:                                true,
+		"Secret key ▸ " + v:                            true,
+		"Encryption key: AES-256-GCM":                  false, // prose's compound: a value of both cases
+		"password → stored in the vault":               false,
+		"token ⇒ ${API_TOKEN}":                         false,
+		"password: <" + v + ">":                        false, // a placeholder
+		"password == " + v:                             false, // a comparison
+		"password-" + v:                                false, // a hyphenated word
 		"page token " + fakeLower(20):                  false, // protocol state
 		"commit " + fakeLower(40):                      false,
 		"token 0x" + fakeLower(40):                     false,
