@@ -27,9 +27,10 @@ import (
 //     file type;
 //  5. raw data: 100 or more rows of a table (also with a bullet or a full
 //     stop on every row), JSON records one a line, or records written one
-//     field a line (pretty-printed JSON, YAML list items) in a row, or a
-//     fenced block holding a JSON array of records (Rule "raw_data", see
-//     findRawData), in every file type;
+//     field a line (pretty-printed JSON, YAML list items) in a row, also
+//     split over several fenced code blocks, or fenced blocks holding JSON
+//     arrays of records (Rule "raw_data", see findRawData), in every file
+//     type;
 //  6. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
 //     (Rule "syntax"), and for .json files that no array holds 100 or more

@@ -22,8 +22,11 @@
 //     messages in JSON, YAML, CSV and HTML, tool-call logs, chat
 //     templates, IRC and agent session logs, shell sessions with output,
 //     stack traces, test-runner output and runs of log lines; lower-case
-//     speaker labels count when their values read as turns of a chat;
-//   - raw data detection: long runs of table rows or records;
+//     and emoji speaker labels count when their values read as turns of a
+//     chat, or when four or more of them take turns strictly as a short
+//     chat does;
+//   - raw data detection: long runs of table rows (also ragged ones) or
+//     records, also split over several fenced code blocks;
 //   - the markdown front matter model ([FrontMatter], [ParseFrontMatter]);
 //   - the [Limits] that bound a write, with defaults and validation.
 //

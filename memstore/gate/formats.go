@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Thresholds of the chat-format detectors.
@@ -312,9 +314,14 @@ func weakSpeakersConversational(content []byte) bool {
 
 // weakLabel splits a line "name: value" into its lower-cased name, of at
 // most 9 bytes, and value, reading past indentation, a time stamp,
-// emphasis around the name and "said" after it ("claude said: ...").
+// emphasis around the name and "said" after it ("claude said: ..."); a
+// line that starts with a speaker emoji into the emoji and the rest (see
+// emojiLabel).
 func weakLabel(line []byte) (name string, value []byte, ok bool) {
 	t := trimTurnTime(bytes.TrimLeft(line, " \t"))
+	if name, value, ok := emojiLabel(t); ok {
+		return name, value, true
+	}
 	n, v, ok := bytes.Cut(t, []byte(":"))
 	if !ok || len(n) > 16 {
 		return "", nil, false
@@ -325,6 +332,79 @@ func weakLabel(line []byte) (name string, value []byte, ok bool) {
 		return "", nil, false
 	}
 	return name, bytes.TrimLeft(v, "*_ \t"), true
+}
+
+// emojiLabel splits t, a line without its indentation, that starts with a
+// speaker emoji (see emojiSpeaker), its modifiers (skin tone, variation
+// selector, joined emoji) and emphasis, followed by a colon or a blank,
+// into that emoji and the value after it: "🤖: done", "👤 can you check
+// it", "**🧑‍💻:** hi".
+func emojiLabel(t []byte) (name string, value []byte, ok bool) {
+	t = bytes.TrimLeft(t, "*_")
+	r, size := utf8.DecodeRune(t)
+	if _, ok := emojiSpeaker(r); !ok {
+		return "", nil, false
+	}
+	i := size
+	for i < len(t) {
+		m, n := utf8.DecodeRune(t[i:])
+		if m == zeroWidthJoiner && i+n < len(t) {
+			_, k := utf8.DecodeRune(t[i+n:])
+			n += k
+		} else if m != variationSelector16 && !unicode.Is(skinTones, m) {
+			break
+		}
+		i += n
+	}
+	rest := bytes.TrimLeft(t[i:], "*_")
+	v := bytes.TrimLeft(rest, " \t")
+	switch {
+	case len(v) > 0 && v[0] == ':':
+		v = v[1:]
+	case len(v) == len(rest):
+		return "", nil, false // "🤖x": no label
+	}
+	return string(t[:size]), bytes.TrimLeft(v, "*_ \t"), true
+}
+
+// Emoji modifiers read past after a speaker emoji.
+const (
+	zeroWidthJoiner     = '\u200d'
+	variationSelector16 = '\ufe0f'
+)
+
+var skinTones = &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0x1f3fb, Hi: 0x1f3ff, Stride: 1}}}
+
+// robotFace is the emoji that names the AI side of a chat.
+const robotFace = '\U0001f916'
+
+// humanEmoji are the emoji that name the human side of a chat: people,
+// busts, faces and gestures (👤 🧑 👩 🙋 🙂 🤔), not the robot.
+var humanEmoji = &unicode.RangeTable{R16: []unicode.Range16{{Lo: 0x263a, Hi: 0x263a, Stride: 1}}, R32: []unicode.Range32{
+	{Lo: 0x1f464, Hi: 0x1f478, Stride: 1}, // busts and people
+	{Lo: 0x1f481, Hi: 0x1f483, Stride: 1},
+	{Lo: 0x1f5e3, Hi: 0x1f5e3, Stride: 1}, // speaking head
+	{Lo: 0x1f600, Hi: 0x1f637, Stride: 1}, // faces
+	{Lo: 0x1f641, Hi: 0x1f647, Stride: 1},
+	{Lo: 0x1f64b, Hi: 0x1f64f, Stride: 1}, // gestures
+	{Lo: 0x1f910, Hi: 0x1f915, Stride: 1},
+	{Lo: 0x1f917, Hi: 0x1f917, Stride: 1},
+	{Lo: 0x1f920, Hi: 0x1f92f, Stride: 1},
+	{Lo: 0x1f9d1, Hi: 0x1f9dd, Stride: 1}, // people
+}}
+
+// emojiSpeaker returns the speaker an emoji used as a label names: the
+// robot face the AI, a person or face (see humanEmoji) the human. Emoji
+// labels are weak, like lower-case ones: emoji also mark checklists and
+// runbooks ("🤖 export runs at 02:00", "👤 review the totals").
+func emojiSpeaker(r rune) (speakerInfo, bool) {
+	switch {
+	case r == robotFace:
+		return speakerInfo{roleAI, string(r)}, true
+	case r >= 0x263a && unicode.Is(humanEmoji, r):
+		return speakerInfo{roleHuman, string(r)}, true
+	}
+	return speakerInfo{}, false
 }
 
 // isProseTurn reports whether the value of a lower-case speaker label is

@@ -23,60 +23,136 @@ const rawDataHint = "Nothing was written. Memory keeps what data means, not the 
 	"(or selmem profile) and keep the profile, with a few example rows at most."
 
 // findRawData returns the refusal of content holding raw data, or nil:
-// minDataRows records in a row, as a run of lines with the same number of
-// one delimiter (",", tab, ";" or "|", outside double quotes), of lines
-// each holding one JSON object, or of records written one field a line
-// (see recordRun); or a fenced block holding a JSON array of records (see
-// fencedBlock). A blank line ends a run, and so do a markdown list item
-// (the lines of a profile, one a column, hold as many semicolons each) and
-// a sentence's end (prose, however regular), unless the line is a row of
-// values with a bullet or a full stop added (see isDataRow). The join
-// sketches profile_source keeps beside a profile (isJoinSketches) hold
-// hashes and counts, not data.
+// minDataRows records in a row (see rowScanner), in the content or in its
+// fenced code blocks read as one (see fencedStream), or a fenced block
+// holding a JSON array of records, or blocks holding such arrays with the
+// same fields (see fencedBlock). The join sketches profile_source keeps
+// beside a profile (isJoinSketches) hold hashes and counts, not data.
 func findRawData(content []byte) *Rejection {
-	var table, objects run
-	var records recordRun
+	var all, fenced rowScanner
 	var fence fencedBlock
-	var delim byte
-	fields := -1
+	var stream fencedStream
 	lineNo := 0
 	for off := 0; off < len(content); {
 		var line []byte
 		line, off = nextLine(content, off)
 		lineNo++
+		body := fence.open()
 		if r := fence.line(lineNo, line); r != nil {
 			return r
 		}
-		if start := records.line(lineNo, line); start > 0 {
-			return rawDataRejection("records of the same fields", start)
-		}
-		d, n := delimiters(line)
-		if n == 0 && isDataRow(line, ' ') {
-			// Columns aligned with blanks: 2024-01-03   45.2   12
-			d, n = ' ', countWords(line)
-		}
-		if (isListItem(line) || endsSentence(line)) && !isDataRow(line, d) {
-			n = 0
-		}
-		if n == 0 || d != delim || n != fields {
-			table = run{}
-		}
-		delim, fields = d, n
-		if n > 0 && table.add(lineNo) >= minDataRows {
-			if isJoinSketches(content) {
-				return nil
+		what, start := all.line(lineNo, line)
+		if body && fence.open() {
+			if n, ok := stream.add(lineNo, line); ok && what == "" {
+				if what, start = fenced.line(n, line); what != "" {
+					what, start = what+" in code blocks", stream.origin[start-1]
+				}
 			}
-			return rawDataRejection("rows of a table", table.start)
 		}
-		if t := bytes.TrimSpace(line); len(t) > 1 && t[0] == '{' && (t[len(t)-1] == '}' || bytes.HasSuffix(t, []byte("},"))) {
-			if objects.add(lineNo) >= minDataRows {
-				return rawDataRejection("JSON records, one a line,", objects.start)
-			}
-		} else {
-			objects = run{}
+		switch {
+		case what == "":
+		case what == tableRows && isJoinSketches(content):
+			return nil
+		default:
+			return rawDataRejection(what, start)
 		}
 	}
 	return nil
+}
+
+// tableRows is what a rowScanner reports for a run of table rows.
+const tableRows = "rows of a table"
+
+// A rowScanner finds runs of records in a stream of lines: a run of lines
+// with one delimiter (",", tab, ";" or "|", outside double quotes, or
+// columns aligned with blanks) as many times each, or give or take a few
+// (see maxRaggedSpread) on rows whose fields are values rather than
+// phrases (see hasWordyField); of lines each holding one JSON object; or
+// of records written one field a line (see recordRun). A blank line ends a
+// run, and so do a markdown list item (the lines of a profile, one a
+// column, hold as many semicolons each) and a sentence's end (prose,
+// however regular), unless the line is a row of values with a bullet or a
+// full stop added (see isDataRow).
+type rowScanner struct {
+	table, objects run
+	records        recordRun
+	delim          byte
+	fewest, most   int // delimiters on the rows of the table run
+}
+
+// maxRaggedSpread returns how many more delimiters than the fewest, fewest,
+// a row of a table may hold: rows of a dump differ by an empty trailing
+// field or a comma inside an unquoted value.
+func maxRaggedSpread(fewest int) int {
+	return max(2, fewest/2)
+}
+
+// line reads line n and returns what kind of records, once minDataRows of
+// them are in a run with it, and the line the run starts on; "" for none.
+func (s *rowScanner) line(n int, line []byte) (what string, start int) {
+	if start := s.records.line(n, line); start > 0 {
+		return "records of the same fields", start
+	}
+	d, k := delimiters(line)
+	if k == 0 && isDataRow(line, ' ') {
+		// Columns aligned with blanks: 2024-01-03   45.2   12
+		d, k = ' ', countWords(line)
+	}
+	if (isListItem(line) || endsSentence(line)) && !isDataRow(line, d) {
+		k = 0
+	}
+	uniform := k == s.fewest && k == s.most
+	if k == 0 || d != s.delim || !uniform && (max(s.most, k)-min(s.fewest, k) > maxRaggedSpread(min(s.fewest, k)) || hasWordyField(line, d)) {
+		s.table, s.fewest, s.most = run{}, k, k
+	}
+	s.delim, s.fewest, s.most = d, min(s.fewest, k), max(s.most, k)
+	if k > 0 && s.table.add(n) >= minDataRows {
+		return tableRows, s.table.start
+	}
+	if t := bytes.TrimSpace(line); len(t) > 1 && t[0] == '{' && (t[len(t)-1] == '}' || bytes.HasSuffix(t, []byte("},"))) {
+		if s.objects.add(n) >= minDataRows {
+			return "JSON records, one a line,", s.objects.start
+		}
+	} else {
+		s.objects = run{}
+	}
+	return "", 0
+}
+
+// hasWordyField reports whether a field of line, split at d, holds three or
+// more words, as wrapped prose does and rows of values do not.
+func hasWordyField(line []byte, d byte) bool {
+	for rest := line; d != ' ' && len(rest) > 0; {
+		var f []byte
+		f, rest = cutAt(rest, bytes.IndexByte(rest, d), 1)
+		if countWords(f) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// A fencedStream is the bodies of a text's fenced code blocks, back to
+// back, without the lines that only open or close a list (see
+// reListDelimiter): records split over several blocks, each a list of its
+// own (a CSV with its header, a JSON array, a YAML list under its key),
+// read as one run.
+type fencedStream struct {
+	origin []int // the content line of each line of the stream
+}
+
+// reListDelimiter matches a line that only opens or closes a list: [, ],
+// ], rows:, "items": [, {"items": [, ]}.
+var reListDelimiter = regexp.MustCompile(`^\s*(?:\{?\s*"?[\w.-]{1,64}"?\s*:\s*\[?|\[|\]\s*\}?,?)\s*$`)
+
+// add appends line n of the content to the stream and returns its line
+// in the stream; ok is false for a line left out.
+func (f *fencedStream) add(n int, line []byte) (int, bool) {
+	if reListDelimiter.Match(line) {
+		return 0, false
+	}
+	f.origin = append(f.origin, n)
+	return len(f.origin), true
 }
 
 func rawDataRejection(what string, line int) *Rejection {
@@ -90,24 +166,32 @@ func rawDataRejection(what string, line int) *Rejection {
 // values alone, all with the same fields, as a dump of a table has; 0 for
 // none. Configuration lists hold nested values or differing fields.
 func recordArray(v any) int {
+	n, _ := flatArray(v, minDataRows)
+	return n
+}
+
+// flatArray returns the length of the first array in v, a decoded JSON
+// document, that holds least or more records (see recordArray), and their
+// fields, sorted and joined; 0 for none.
+func flatArray(v any, least int) (n int, fields string) {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if n := recordArray(v[k]); n > 0 {
-				return n
+			if n, fields := flatArray(v[k], least); n > 0 {
+				return n, fields
 			}
 		}
 	case []any:
-		if len(v) >= minDataRows && sameFlatObjects(v) {
-			return len(v)
+		if len(v) >= least && sameFlatObjects(v) {
+			return len(v), strings.Join(slices.Sorted(maps.Keys(v[0].(map[string]any))), "\x00")
 		}
 		for _, x := range v {
-			if n := recordArray(x); n > 0 {
-				return n
+			if n, fields := flatArray(x, least); n > 0 {
+				return n, fields
 			}
 		}
 	}
-	return 0
+	return 0, ""
 }
 
 // sameFlatObjects reports whether every element of xs is an object of
@@ -430,12 +514,26 @@ func (r *recordRun) end() int {
 
 // A fencedBlock collects a fenced code block (``` or ~~~) of a markdown
 // text and, when it closes, checks it for a JSON array of records as a
-// .json file is checked (see recordArray), however it is laid out.
+// .json file is checked (see recordArray), however it is laid out, and
+// adds the records of its first array of two or more to those of the
+// blocks before with the same fields: minDataRows of them split over
+// blocks are a dump as well.
 type fencedBlock struct {
-	fence []byte // the opening fence while a block is open
-	start int    // the line of the block's first content line
-	body  bytes.Buffer
+	fence  []byte // the opening fence while a block is open
+	start  int    // the line of the block's first content line
+	body   bytes.Buffer
+	arrays map[string]recordTotal // the records of the blocks so far, by their fields
 }
+
+// recordTotal counts records split over fenced blocks.
+type recordTotal struct {
+	records int
+	start   int // the first line of the first block holding them
+}
+
+// open reports whether a block is open: the next line is in its body or
+// closes it.
+func (f *fencedBlock) open() bool { return f.fence != nil }
 
 // line reads line n and returns the refusal of a block it closes.
 func (f *fencedBlock) line(n int, line []byte) *Rejection {
@@ -458,8 +556,25 @@ func (f *fencedBlock) line(n int, line []byte) *Rejection {
 		return nil
 	}
 	var v any
-	if json.Unmarshal(b, &v) == nil && recordArray(v) > 0 {
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	if recordArray(v) > 0 {
 		return rawDataRejection("JSON records in a code block,", f.start)
+	}
+	if n, fields := flatArray(v, 2); n > 0 {
+		if f.arrays == nil {
+			f.arrays = map[string]recordTotal{}
+		}
+		a, ok := f.arrays[fields]
+		if !ok {
+			a.start = f.start
+		}
+		a.records += n
+		f.arrays[fields] = a
+		if a.records >= minDataRows {
+			return rawDataRejection("JSON records in code blocks,", a.start)
+		}
 	}
 	return nil
 }

@@ -139,6 +139,36 @@ func TestContent_RawData(t *testing.T) {
 		{"nested json config", "tools/routes.json", prettyRecords(120, func(i int) string {
 			return fmt.Sprintf(`{"path": "/r%d", "methods": ["GET"], "auth": {"role": "reader"}}`, i)
 		}), 0},
+		{"ragged csv", "data/orders.csv", rows("id,name,amount,day,region,tier", 120, func(i int) string {
+			return csvRow(i) + strings.Repeat(",EU", 1+i%3)
+		}), 1},
+		{"ragged csv in markdown", "notes/orders.md", "# Orders\n\n" + rows("", 110, func(i int) string {
+			return csvRow(i) + strings.Repeat(",x", i%3)
+		}), 3},
+		{"ragged tsv", "notes/t.txt", rows("", 110, func(i int) string {
+			return strings.Repeat(fmt.Sprintf("%d\t", i), 4+i%3) + "ok"
+		}), 1},
+		{"ragged csv of 10 lines", "notes/orders.md", rows("", 10, func(i int) string {
+			return csvRow(i) + strings.Repeat(",EU", 1+i%3)
+		}), 0},
+		{"prose with a few commas a line", "notes/p.md", rows("", 150, func(i int) string {
+			return []string{"The export, which runs nightly, writes a file", "to the bucket, and the loader, in turn, picks it",
+				"up at six, checks it, and sends a summary"}[i%3]
+		}), 0},
+		{"csv split over fenced blocks", "notes/dump.md", strings.Repeat("Part:\n\n```csv\n"+rows("id,name,amount,day", 40, csvRow)+"```\n\n", 3), 4},
+		{"pretty json split over fenced blocks", "notes/dump.md", strings.Repeat("Batch:\n```json\n"+prettyJSON(40)+"```\n", 3), 4},
+		{"compact json split over fenced blocks", "notes/dump.md", strings.Repeat("Batch:\n```json\n["+strings.Repeat(`{"id": 1, "total": 2.5}, `, 39)+`{"id": 1, "total": 2.5}]`+"\n```\n", 3), 3},
+		{"yaml records split over fenced blocks", "notes/dump.md", strings.Repeat("Batch:\n```yaml\nrows:\n"+rows("", 40, func(i int) string {
+			return fmt.Sprintf("  - day: 2024-01-%02d\n    value: %d.5\n    count: %d", 1+i%28, i, i)
+		})+"```\n", 3), 4},
+		{"json lines split over fenced blocks", "notes/dump.md", strings.Repeat("Batch:\n```\n"+rows("", 30, func(i int) string {
+			return fmt.Sprintf(`{"id": %d, "name": "n%d"}`, i, i)
+		})+"```\n", 4), 3},
+		{"small examples in many fenced blocks", "notes/api.md", strings.Repeat("Example:\n```json\n{\"id\": 1, \"status\": \"ok\"}\n```\n", 30), 0},
+		{"code in many fenced blocks", "notes/howto.md", strings.Repeat("Step:\n```go\nx, y := f(a, b)\nreturn x\n```\n", 60), 0},
+		{"fenced blocks of different records", "notes/api.md", strings.Repeat("```json\n"+prettyJSON(40)+"```\n```json\n"+prettyRecords(40, func(i int) string {
+			return fmt.Sprintf(`{"id": %d, "name": "n%d"}`, i, i)
+		})+"```\n", 1), 0},
 		{"json config with differing fields", "tools/flags.json", prettyRecords(120, func(i int) string {
 			if i%2 == 0 {
 				return fmt.Sprintf(`{"name": "flag%d", "on": true}`, i)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Thresholds of the transcript and tool-log detector. Each is set so that a
@@ -63,13 +64,19 @@ var capitalOnlyLabels = map[string]bool{"prompt": true, "response": true}
 // group 1 the role: "Alice (human):", "Claude (AI):".
 var reParenSpeaker = regexp.MustCompile(`^[A-Za-z][\w.-]{0,20}(?: [A-Za-z][\w.-]{0,20})? \(([A-Za-z]{1,10})\)(?:\*\*|__)?:`)
 
-// speakerLabel returns the speaker a lower-case label names.
+// speakerLabel returns the speaker a lower-case label, or an emoji (see
+// emojiSpeaker), names.
 func speakerLabel(name string) (speakerInfo, bool) {
 	if info, ok := speakerRoles[name]; ok {
 		return info, true
 	}
-	info, ok := labelOnlySpeakers[name]
-	return info, ok
+	if info, ok := labelOnlySpeakers[name]; ok {
+		return info, true
+	}
+	if r, size := utf8.DecodeRuneInString(name); size == len(name) && r >= utf8.RuneSelf {
+		return emojiSpeaker(r)
+	}
+	return speakerInfo{}, false
 }
 
 // reTurnTime matches the time stamp before a speaker label: "[10:02] ",
@@ -396,6 +403,75 @@ func findTranscript(content, lower []byte) *Rejection {
 					fmt.Sprintf("The content looks like a protocol log: %d JSON-RPC 2.0 messages starting at line %d.", rpc, rpcStart),
 					transcriptHint)
 			}
+		}
+	}
+	return findDialogue(content)
+}
+
+// isChatValue reports values that talk to someone: a question, an
+// exclamation, or first- or second-person chat ("can you", "thanks").
+func isChatValue(v []byte) bool {
+	t := bytes.TrimRight(v, " \t")
+	return len(t) > 0 && (t[len(t)-1] == '?' || t[len(t)-1] == '!') || reChatFriend.Match(v)
+}
+
+// findDialogue returns the refusal of a short chat in weak labels, whose
+// turns are too short to read as chat one by one, or nil: minSpeakerTurns
+// or more lines in a row (blank lines between allowed), each an
+// unindented weak label (lower-case or an emoji, see weakLabel) and its
+// value, whose two labels, a human's and an AI's, take turns strictly, and
+// whose values are not those of a list of keys or steps: the human's
+// label is me or you, which name a side of a chat and nothing else, or at
+// least half the values are turns (see isTurnValue) and one is chat (see
+// isChatValue). "me: status? / bot: green / me: deploy / bot: deployed"
+// and "🧑 totals for March? / 🤖 4.1M / ..." are chats; "user: alice /
+// agent: nightly-report / ..." and a runbook "🤖 export runs at 02:00 /
+// 👤 review the totals / ..." are not.
+func findDialogue(content []byte) *Rejection {
+	var (
+		conv             conversation
+		turnValues, chat int
+		chatOnly         bool
+	)
+	lineNo := 0
+	for off := 0; off < len(content); {
+		var line []byte
+		line, off = nextLine(content, off)
+		lineNo++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var (
+			info  speakerInfo
+			name  string
+			value []byte
+			ok    bool
+		)
+		if line[0] != ' ' && line[0] != '\t' {
+			if name, value, ok = weakLabel(stripTags(line)); ok {
+				info, ok = speakerLabel(name)
+			}
+		}
+		ok = ok && (info.role == roleHuman || info.role == roleAI) && !capitalOnlyLabels[name] && len(value) > 0
+		if !ok || conv.turns > 0 && (info.role == conv.prev || conv.breaks(info.role, info.label)) {
+			conv, turnValues, chat, chatOnly = conversation{}, 0, 0, false
+			if !ok {
+				continue
+			}
+		}
+		conv.add(lineNo, info.role, info.label)
+		if info.role == roleHuman {
+			_, chatOnly = labelOnlySpeakers[name]
+			chatOnly = chatOnly && !capitalOnlyLabels[name]
+		}
+		if isTurnValue(value) {
+			turnValues++
+		}
+		if isChatValue(value) {
+			chat++
+		}
+		if conv.isTranscript() && (chatOnly || 2*turnValues >= conv.turns && chat > 0) {
+			return conversationRejection(content, off, lineNo, conv, true)
 		}
 	}
 	return nil

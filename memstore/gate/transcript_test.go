@@ -146,6 +146,13 @@ func TestSpeakerWeak(t *testing.T) {
 		{"- user: alice asks for reports", roleNone, false}, // a YAML list item
 		{"manager: please rerun it", roleNone, false},
 		{"prompt: summarise the churn numbers, please.", roleNone, false}, // a configuration key
+		{"🧑: why did the export fail?", roleHuman, true},
+		{"👤 can you check it", roleHuman, true},
+		{"**🧑‍💻:** please rerun it", roleHuman, true},
+		{"👋🏽 hi there", roleNone, false}, // a hand, not a person
+		{"🤖 : Done.", roleAI, true},
+		{"🤖x", roleNone, false},
+		{"✅ tests pass", roleNone, false},
 	}
 	for _, tt := range tests {
 		if got, _, lower := speakerWeak([]byte(tt.line), true); got != tt.want || lower != tt.lower {
@@ -154,6 +161,32 @@ func TestSpeakerWeak(t *testing.T) {
 	}
 	if got, _, _ := speakerWeak([]byte("me: can you check it"), false); got != roleNone {
 		t.Errorf("speakerWeak without weak = %v, want none", got)
+	}
+}
+
+func TestFindDialogue(t *testing.T) {
+	for in, want := range map[string]int{
+		"me: status?\nbot: green\nme: deploy\nbot: deployed\n":                                 1,
+		"# Chat\n\nme: check march\n\nclaude: ok done\n\nme: and april\n\nclaude: also done\n": 3,
+		"user: totals for march?\nbot: 4.1M\nuser: and april?\nbot: 3.9M\n":                    1,
+		"🧑 totals?\n🤖 4.1M\n🧑 and april, please\n🤖 3.9M\n":                                     1,
+		"me: status?\nbot: green\nme: deploy\n":                                                0, // three turns
+		"me: status?\nme: again?\nbot: green\nme: deploy\n":                                    0, // not in turn
+		"me: status?\nbot: green\nsee the runbook\nme: deploy\nbot: deployed\n":                0, // other lines between
+		"user: alice\nagent: nightly-report\nuser: bob\nagent: triage-bot\n":                   0, // keys
+		"🤖 export runs at 02:00\n👤 review the totals\n🤖 report is mailed\n👤 sign off\n":        0,
+		"me: a\nyou: b\nme: c\nyou: d\n":                                                       0, // two people
+		"  me: status?\n  bot: green\n  me: deploy\n  bot: deployed\n":                         0, // indented: YAML
+		"- me: status?\n- bot: green\n- me: deploy\n- bot: deployed\n":                         0, // a list
+		"me: status?\nagent: green\nme: deploy\nbot: deployed\n":                               0, // a third name
+	} {
+		got := 0
+		if r := findDialogue([]byte(in)); r != nil {
+			got = r.Line
+		}
+		if got != want {
+			t.Errorf("findDialogue(%q) line = %d, want %d", in, got, want)
+		}
 	}
 }
 
