@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/selmem/selmem/memstore/access"
 )
 
 // Commit is one entry of a path's history.
@@ -258,12 +260,25 @@ func (s *Store) revertLocked(ctx context.Context, p, commit string, w *WriteOpti
 		return WriteResult{}, &Error{Kind: ErrInvalid, Msg: "Error: Cannot revert the whole " + Root + " directory at once.",
 			Hint: "Revert a workspace, directory or file inside it."}
 	}
-	old, err := s.resolveCommit(commit)
+	// Its history: the published branch's, and in the caller's draft the
+	// draft's too.
+	heads := []*object.Commit{head}
+	if d, err := s.routeChanges(ctx, []change{{Path: rel}}, w); err == nil && d.kind == toDraft && d.draft.tip != nil {
+		heads = append(heads, d.draft.tip)
+	}
+	old, err := s.resolveCommit(commit, heads)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	oldTree, err := old.Tree()
 	if err != nil {
+		return WriteResult{}, err
+	}
+	// The old content is read under the ACLs of its time: a workspace
+	// deleted and created again under its name by somebody else, or one
+	// whose readers changed, keeps its past from those who could not
+	// read it then.
+	if _, _, err := s.authorize(ctx, oldTree.Hash, access.ActRead, rel); err != nil {
 		return WriteResult{}, err
 	}
 	isFile, isDir, err := entryKind(oldTree, rel)
@@ -326,9 +341,11 @@ func sameEntry(a, b *object.Tree, rel string) (bool, error) {
 	return ea.Hash == eb.Hash, nil
 }
 
-// resolveCommit finds a commit by full or abbreviated hash (at least 4 hex
-// digits).
-func (s *Store) resolveCommit(ref string) (*object.Commit, error) {
+// resolveCommit finds a commit of the histories of heads (one of them or
+// an ancestor) by full or abbreviated hash (at least 4 hex digits). A
+// commit off them, such as another principal's unpublished draft or
+// proposal, is answered as one that does not exist.
+func (s *Store) resolveCommit(ref string, heads []*object.Commit) (*object.Commit, error) {
 	bad := &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("Error: No commit %q in the memory's history.", ref),
 		Hint: "Use a commit hash (at least 4 hex digits) listed by memory_history."}
 	if len(ref) < 4 || len(ref) > 40 || strings.Trim(strings.ToLower(ref), "0123456789abcdef") != "" {
@@ -342,5 +359,13 @@ func (s *Store) resolveCommit(ref string) (*object.Commit, error) {
 	if err != nil {
 		return nil, bad
 	}
-	return c, nil
+	for _, h := range heads {
+		if c.Hash == h.Hash {
+			return c, nil
+		}
+		if ok, err := c.IsAncestor(h); err == nil && ok {
+			return c, nil
+		}
+	}
+	return nil, bad
 }

@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/selmem/selmem/memstore"
@@ -86,5 +87,56 @@ func TestStore_HistoryAndRevert(t *testing.T) {
 	}
 	if _, err := s.Revert(ctx, "/memories/workspaces/w/new.md", v1.Commit, nil); !errors.Is(err, memstore.ErrNotFound) {
 		t.Errorf("revert of a path absent at the commit: %v", err)
+	}
+}
+
+// A revert restores only what its caller could read: commits of the
+// history it writes on, read under the ACLs of their time.
+func TestRevert_OnlyWhatTheCallerCouldRead(t *testing.T) {
+	s := sharedStore(t)
+	steve, olivia, carol := asUser("steve"), asUser("olivia"), asUser("carol")
+
+	// olivia's unpublished draft: nobody else may restore it from its hash.
+	must(t)(s.OpenDraft(olivia, "sales"))
+	draft := must(t)(s.Create(olivia, wsDir+"/notes/idea.md", "# Idea\n\nCut the vendor budget.\n", nil))
+	draftEdit := must(t)(s.StrReplace(olivia, task, "revenue", "margin", nil))
+	// A deleted workspace, which carol then creates again under its name.
+	hidden := "/memories/workspaces/legal"
+	must(t)(s.Create(context.Background(), hidden+"/workspace.yaml", "acl:\n  owners: [olivia]\n", nil))
+	past := must(t)(s.Create(context.Background(), hidden+"/task.md", "# Task\n\nSettle below four million.\n", nil))
+	must(t)(s.Delete(context.Background(), hidden, nil))
+	must(t)(s.Create(carol, hidden+"/x.md", "# X\n", nil))
+
+	for _, c := range []struct {
+		name   string
+		ctx    context.Context
+		path   string
+		commit string
+		want   error
+	}{
+		{"another's draft commit", steve, wsDir + "/notes/idea.md", draft.Commit, memstore.ErrNotFound},
+		{"another's draft commit, abbreviated", steve, task, draftEdit.Commit[:6], memstore.ErrNotFound},
+		{"a viewer and another's draft commit", asUser("vera"), wsDir + "/notes/idea.md", draft.Commit, memstore.ErrNotFound},
+		{"a workspace's past before the caller created it", carol, hidden + "/task.md", past.Commit, memstore.ErrDenied},
+		{"a path that never existed, at another's draft commit", steve, wsDir + "/none.md", draft.Commit, memstore.ErrNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, s)
+			_, err := s.Revert(c.ctx, c.path, c.commit, nil)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Revert = %v, want %v", err, c.want)
+			}
+			if c.want == memstore.ErrNotFound && !strings.Contains(err.Error(), "No commit") {
+				t.Errorf("Revert = %v, want the answer of a commit that does not exist", err)
+			}
+			if after := snapshot(t, s); after != before {
+				t.Errorf("a refused revert changed the repository:\n%s\n---\n%s", before, after)
+			}
+		})
+	}
+	// The draft's author still restores from her own draft's history.
+	must(t)(s.StrReplace(olivia, task, "margin", "profit", nil))
+	if _, err := s.Revert(olivia, task, draftEdit.Commit, nil); err != nil {
+		t.Errorf("the draft's author reverts to her draft's commit: %v", err)
 	}
 }
