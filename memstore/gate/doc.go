@@ -14,17 +14,18 @@
 //     text and over normalised and decoded views of it (NFKC, zero-width
 //     characters removed, escapes decoded, tokens split over lines joined,
 //     base64 and hex runs decoded, values alone on the line after their
-//     field name, table cells read as field: value) and user / password
-//     pairs; documentation placeholders such as AKIAIOSFODNN7EXAMPLE
-//     pass. The same detectors check every path
+//     field name, table cells read as field: value, disguised field names
+//     and Cyrillic or Greek look-alike letters in them made plain), user
+//     / password pairs and one-word passwords after a password field;
+//     documentation placeholders such as AKIAIOSFODNN7EXAMPLE pass. The same detectors check every path
 //     element ([Path]) and short metadata values ([Text]);
 //   - transcript detection in every file type: speaker turns, role-tagged
 //     messages in JSON, YAML, CSV and HTML, tool-call logs, chat
 //     templates, IRC and agent session logs, shell sessions with output,
 //     stack traces, test-runner output and runs of log lines; lower-case
 //     and emoji speaker labels count when their values read as turns of a
-//     chat, or when four or more of them take turns strictly as a short
-//     chat does;
+//     chat, or when four or more of them, also as list items, take turns
+//     strictly as a short chat does;
 //   - raw data detection: long runs of table rows (also ragged ones) or
 //     records, also split over several fenced code blocks;
 //   - the markdown front matter model ([FrontMatter], [ParseFrontMatter]);

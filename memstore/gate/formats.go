@@ -375,8 +375,22 @@ const (
 
 var skinTones = &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0x1f3fb, Hi: 0x1f3ff, Stride: 1}}}
 
-// robotFace is the emoji that names the AI side of a chat.
-const robotFace = '\U0001f916'
+// aiEmoji are the emoji that name the AI side of a chat: the robot face
+// and what stands for a machine or its speech (👾 💬 🗨 💻 🖥 ✨ 🧠 🦾 🦿
+// ⚙).
+var aiEmoji = &unicode.RangeTable{R16: []unicode.Range16{
+	{Lo: 0x2699, Hi: 0x2699, Stride: 1}, // gear
+	{Lo: 0x2728, Hi: 0x2728, Stride: 1}, // sparkles
+}, R32: []unicode.Range32{
+	{Lo: 0x1f47e, Hi: 0x1f47e, Stride: 1}, // alien monster
+	{Lo: 0x1f4ac, Hi: 0x1f4ac, Stride: 1}, // speech balloon
+	{Lo: 0x1f4bb, Hi: 0x1f4bb, Stride: 1}, // laptop
+	{Lo: 0x1f5a5, Hi: 0x1f5a5, Stride: 1}, // desktop computer
+	{Lo: 0x1f5e8, Hi: 0x1f5e8, Stride: 1}, // left speech bubble
+	{Lo: 0x1f916, Hi: 0x1f916, Stride: 1}, // robot face
+	{Lo: 0x1f9be, Hi: 0x1f9bf, Stride: 1}, // mechanical arm and leg
+	{Lo: 0x1f9e0, Hi: 0x1f9e0, Stride: 1}, // brain
+}}
 
 // humanEmoji are the emoji that name the human side of a chat: people,
 // busts, faces and gestures (👤 🧑 👩 🙋 🙂 🤔), not the robot.
@@ -393,15 +407,18 @@ var humanEmoji = &unicode.RangeTable{R16: []unicode.Range16{{Lo: 0x263a, Hi: 0x2
 	{Lo: 0x1f9d1, Hi: 0x1f9dd, Stride: 1}, // people
 }}
 
-// emojiSpeaker returns the speaker an emoji used as a label names: the
-// robot face the AI, a person or face (see humanEmoji) the human. Emoji
-// labels are weak, like lower-case ones: emoji also mark checklists and
-// runbooks ("🤖 export runs at 02:00", "👤 review the totals").
+// emojiSpeaker returns the speaker an emoji used as a label names: a
+// machine (see aiEmoji) the AI, a person or face (see humanEmoji) the
+// human. Emoji labels are weak, like lower-case ones: emoji also mark
+// checklists and runbooks ("🤖 export runs at 02:00", "👤 review the
+// totals").
 func emojiSpeaker(r rune) (speakerInfo, bool) {
 	switch {
-	case r == robotFace:
+	case r < 0x263a:
+		return speakerInfo{}, false
+	case unicode.Is(aiEmoji, r):
 		return speakerInfo{roleAI, string(r)}, true
-	case r >= 0x263a && unicode.Is(humanEmoji, r):
+	case unicode.Is(humanEmoji, r):
 		return speakerInfo{roleHuman, string(r)}, true
 	}
 	return speakerInfo{}, false

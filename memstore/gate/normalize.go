@@ -140,7 +140,7 @@ func normalizeLine(l string) string {
 			}
 			return r
 		}, l)
-		l = norm.NFKC.String(l)
+		l = foldConfusables(norm.NFKC.String(l))
 	}
 	if strings.Contains(l, `\u`) {
 		l = reUnicodeEscape.ReplaceAllStringFunc(l, func(m string) string {
@@ -167,6 +167,68 @@ func normalizeLine(l string) string {
 		l = closeConcatenations(l)
 	}
 	return l
+}
+
+// confusables maps the Cyrillic and Greek letters that look like Latin
+// ones, and that NFKC leaves alone, to those Latin letters.
+var confusables = func() map[rune]rune {
+	const pairs = "аaвBеeкkоoрpсcуyхxіiјjѕsԁdԛqԝwһhүyӏlАAВBЕEКKМMНHОOРPСCТTХXУYІIЈJЅSҮYҺH" + // Cyrillic
+		"αaοoρpιiκkνvτtυuχxεeγyΑAΒBΕEΖZΗHΙIΚKΜMΝNΟOΡPΤTΥYΧX" // Greek
+	m := map[rune]rune{}
+	rs := []rune(pairs)
+	for i := 0; i+1 < len(rs); i += 2 {
+		m[rs[i]] = rs[i+1]
+	}
+	return m
+}()
+
+// foldConfusables returns l with the look-alike letters of each word that
+// disguises a Latin one written in Latin letters (see confusables): a
+// word, a run of letters, all of whose letters outside ASCII have a Latin
+// look-alike, and that either mixes them with ASCII letters ("pаssword"
+// with a Cyrillic а, "tοken" with a Greek ο) or spells a credential field
+// name once folded. Words of Russian or Greek, which hold other letters
+// too, and words of look-alikes alone that name nothing ("сор") are left
+// as they are.
+func foldConfusables(l string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(l); {
+		r, size := utf8.DecodeRuneInString(l[i:])
+		if !unicode.IsLetter(r) {
+			i += size
+			continue
+		}
+		j, ascii, lookalike, other := i, false, false, false
+		for j < len(l) {
+			r, size = utf8.DecodeRuneInString(l[j:])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			_, ok := confusables[r]
+			ascii, lookalike, other = ascii || r < utf8.RuneSelf, lookalike || ok, other || r >= utf8.RuneSelf && !ok
+			j += size
+		}
+		if lookalike && !other {
+			folded := strings.Map(func(r rune) rune {
+				if c, ok := confusables[r]; ok {
+					return c
+				}
+				return r
+			}, l[i:j])
+			if ascii || isCredentialField(folded) {
+				b.WriteString(l[last:i])
+				b.WriteString(folded)
+				last = j
+			}
+		}
+		i = j
+	}
+	if last == 0 {
+		return l
+	}
+	b.WriteString(l[last:])
+	return b.String()
 }
 
 // closeConcatenations joins adjacent string literals, "ab" + "cd" and
@@ -474,9 +536,12 @@ const (
 // "secretkey ▸ X", "token: X". A separator is a run of up to
 // maxSeparatorRunes characters that are neither letters nor digits nor
 // brackets, quotes, commas or semicolons; a change from lower to upper
-// case also separates. Blanks alone do not join a compound ending in key:
-// "API key: X" is prose's way to name the field (see matchAssignment).
+// case also separates. Outside a markdown table row (see isTableRow) a
+// pipe separates too: "pass|word: X". Blanks alone do not join a compound
+// ending in key: "API key: X" is prose's way to name the field (see
+// matchAssignment).
 func plainFieldNames(l string) string {
+	pipes := strings.IndexByte(l, '|') >= 0 && !isTableRow(l)
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(l); i++ {
@@ -493,7 +558,7 @@ func plainFieldNames(l string) string {
 		if e == last || !isPartByte(l[e-1]) {
 			continue // no name before the operator
 		}
-		s, plain, ok := plainFieldName(l[last:e])
+		s, plain, ok := plainFieldName(l[last:e], pipes)
 		if !ok {
 			continue
 		}
@@ -518,9 +583,9 @@ type namePart struct {
 // plainFieldName reads the field name that ends text and returns, when
 // the name is disguised and names a credential field once written plain
 // (see plainFieldNames), the offset in text from which it is rewritten and
-// what replaces the rest.
-func plainFieldName(text string) (from int, plain string, ok bool) {
-	parts := nameParts(text)
+// what replaces the rest; pipes says whether a pipe separates parts.
+func plainFieldName(text string, pipes bool) (from int, plain string, ok bool) {
+	parts := nameParts(text, pipes)
 	n := len(parts)
 	if n == 0 || isCredentialField(trailingKey(text)) {
 		return 0, "", false
@@ -572,8 +637,9 @@ func plainFieldName(text string) (from int, plain string, ok bool) {
 
 // nameParts splits the field name ending text, at most maxFieldName
 // bytes, into its parts (see plainFieldNames). Parts are ASCII letters,
-// digits and the symbols of leet; the name starts after anything else.
-func nameParts(text string) []namePart {
+// digits and the symbols of leet; the name starts after anything else but
+// a separator (see isNameSeparator; pipes says whether a pipe is one).
+func nameParts(text string, pipes bool) []namePart {
 	var rev []namePart
 	e := len(text)
 	for e > 0 && len(text)-e < maxFieldName {
@@ -594,7 +660,7 @@ func nameParts(text string) []namePart {
 		j, runes, blank := s, 0, true
 		for j > 0 && runes < maxSeparatorRunes {
 			r, size := utf8.DecodeLastRuneInString(text[:j])
-			if !isNameSeparator(r) {
+			if !isNameSeparator(r) && !(pipes && r == '|') {
 				break
 			}
 			j -= size
@@ -623,7 +689,8 @@ func isPartByte(c byte) bool {
 
 // isNameSeparator reports the characters that may separate the parts of a
 // disguised field name: neither letters, digits nor the symbols of leet,
-// brackets, quotes, commas or semicolons.
+// brackets, quotes, commas, semicolons or pipes (a pipe separates cells of
+// a table, and parts of a name only outside one; see nameParts).
 func isNameSeparator(r rune) bool {
 	if r < utf8.RuneSelf {
 		return !isPartByte(byte(r)) && !strings.ContainsRune("\"'`()[]{}<>,;:=|\n", r)
@@ -756,6 +823,13 @@ func isTableRule(cells []string) bool {
 		}
 	}
 	return true
+}
+
+// isTableRow reports a markdown table row: a line that starts or ends
+// with a pipe.
+func isTableRow(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "|") || strings.HasSuffix(t, "|")
 }
 
 // cellField returns the cell c as a field name, "API key" as API_key, when

@@ -106,10 +106,34 @@ func TestPlainFieldNames(t *testing.T) {
 		{"10:02 and 3=3", "10:02 and 3=3"},
 		{"password: X", "password: X"}, // plain already
 		{"no assignment here", "no assignment here"},
+		{"db pass|word: X", "db password: X"},
+		{"pa|ss|word -> X", "password -> X"},
+		{"api to|ken = X", "api token = X"},
+		{"| pass | word: X |", "| pass | word: X |"}, // cells of a table row
+		{"mode: pass|fail", "mode: pass|fail"},
 	}
 	for _, tt := range tests {
 		if got := plainFieldNames(tt.in); got != tt.want {
 			t.Errorf("plainFieldNames(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFoldConfusables(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"p\u0430ssword: X", "password: X"},        // Cyrillic a
+		{"t\u043eken = X", "token = X"},            // Cyrillic o
+		{"t\u03bfken: X", "token: X"},              // Greek omicron
+		{"\u0440\u0430\u0455\u0455: X", "pass: X"}, // look-alikes alone that spell a field name
+		{"DB_\u0420\u0410SSW\u041eRD=X", "DB_PASSWORD=X"},
+		{"\u041f\u0430\u0440\u043e\u043b\u044c: X", "\u041f\u0430\u0440\u043e\u043b\u044c: X"}, // Russian: other letters too
+		{"\u0441\u043e\u0440 X", "\u0441\u043e\u0440 X"},                                       // look-alikes alone that name nothing
+		{"10\u03bcs", "10\u03bcs"},                                                             // mu looks like no Latin letter
+		{"plain ascii", "plain ascii"},
+	}
+	for _, tt := range tests {
+		if got := foldConfusables(tt.in); got != tt.want {
+			t.Errorf("foldConfusables(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

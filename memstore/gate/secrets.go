@@ -461,9 +461,11 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 				// Tr0ub4dor-88", "the API key was …", "log in with password
 				// Tr0ub4dor-88". Prose says more than values, so only a
 				// value with letters and digits counts, and after the bare
-				// name one with both cases too.
+				// name one with both cases too; after is or was, a word
+				// that ends the clause may be a password ("the wifi
+				// password is hunterstaging").
 				field := spokenField(line, ks, key)
-				if isCredentialField(field) && isSpokenSecret(line[vs:ve], bare) {
+				if isCredentialField(field) && (isSpokenSecret(line[vs:ve], bare) || !bare && endsClause(line, ve) && isWordPassword(field, line[vs:ve])) {
 					return secretFinding{kind: kindAssignment, start: vs, end: ve, key: field}, true
 				}
 				if !bare {
@@ -494,7 +496,7 @@ func matchAssignment(line, lower string) (secretFinding, bool) {
 			}
 			v := line[vs:ve]
 			quoted := vs > 0 && strings.ContainsRune("\"'`", rune(line[vs-1]))
-			if !quoted && isCodeExpression(v) || !looksLikeSecretValue(v) {
+			if !quoted && isCodeExpression(v) || !looksLikeSecretValue(v) && !isWordPassword(key, v) {
 				continue
 			}
 			k := kindAssignment
@@ -560,6 +562,96 @@ func isSpokenSecret(v string, bare bool) bool {
 // or was that states its value, group 1 from the blank before the verb:
 // " for the staging box is ".
 var reSpokenQualifier = regexp.MustCompile(`(?i)^\s+(?:for|of|on|in|at|to)\s[^.,;:=]{1,40}?(\s(?:is|was)\s)`)
+
+// endsClause reports whether the value ending at byte end of line ends
+// its clause: the line ends there, or a closing quote or a stop, comma,
+// semicolon or parenthesis follows.
+func endsClause(line string, end int) bool {
+	rest := strings.TrimLeft(line[end:], "\"'`")
+	return rest == "" || strings.IndexByte(".,;:!?)", rest[0]) >= 0
+}
+
+// minWordPassword is the length from which a single word given as a
+// password is one (see isWordPassword).
+const minWordPassword = 8
+
+// isWordPassword reports whether v, the value of the field key, is a
+// password written as one word of lower-case letters (a capital first
+// allowed): "hunterstaging", "correcthorsebattery", which
+// looksLikeSecretValue reads as a name. Only a password field counts (see
+// isPasswordField: a token or key is never one word), and only a word of
+// minWordPassword or more letters that is no placeholder (changeme,
+// required, none) and does not describe a password rather than give it
+// (see isDescriptiveWord: "password: encrypted", "the password is
+// optional").
+func isWordPassword(key, v string) bool {
+	if len(v) < minWordPassword || len(v) > 64 || !isPasswordField(key) || isPlaceholder(v) {
+		return false
+	}
+	lv := strings.ToLower(v[:1]) + v[1:]
+	for i := 0; i < len(lv); i++ {
+		if lv[i] < 'a' || lv[i] > 'z' {
+			return false
+		}
+	}
+	return !isDescriptiveWord(lv)
+}
+
+// isPasswordField reports field names that hold a password: their last
+// component is or ends in password, passwd or passphrase, or one of the
+// foreign words for password (see secretSuffixes), or is pwd, or pass
+// after a qualifier (db_pass; "first pass" is prose).
+func isPasswordField(key string) bool {
+	last, rest := lastComponent(key)
+	last = strings.ToLower(last)
+	switch {
+	case last == "pwd", last == "pass" && rest != "":
+		return true
+	case strings.HasSuffix(last, "password"), strings.HasSuffix(last, "passwd"), strings.HasSuffix(last, "passphrase"):
+		return true
+	}
+	for _, w := range []string{"passwort", "kennwort", "wachtwoord", "senha", "contrasena", "motdepasse"} {
+		if strings.HasSuffix(last, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// descriptiveSuffixes end the words that describe a password rather than
+// give it: participles and adjectives (encrypted, nullable, interactive,
+// passwordless), adverbs and abstract nouns.
+var descriptiveSuffixes = []string{"ed", "able", "ible", "less", "ive", "ly", "tion", "sion", "ment", "ness", "ity", "ous", "ful"}
+
+// descriptiveWords describe a password, its state, type or source, and
+// end in none of descriptiveSuffixes; they are values of documentation
+// and configuration, not passwords.
+var descriptiveWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`mandatory optional external internal personal temporary permanent separate different identical standard
+		default defaults expiring rotating pending missing matching existing changing remaining prompting unknown insecure
+		anything whatever nothing something multiple individual plaintext cleartext character datetime timestamp varchar
+		nvarchar varbinary longtext mediumtext unicode database environment keychain keyring keystore keepass lastpass
+		bitwarden vaultwarden onepassword dashlane kerberos terraform ansible kubernetes jenkins doppler infisical keycloak
+		secretsmanager parameterstore`) {
+		descriptiveWords[w] = true
+	}
+}
+
+// isDescriptiveWord reports lower-case words that describe a password
+// (see descriptiveWords and descriptiveSuffixes).
+func isDescriptiveWord(w string) bool {
+	if descriptiveWords[w] {
+		return true
+	}
+	for _, s := range descriptiveSuffixes {
+		if strings.HasSuffix(w, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // isRandomLower reports values such as 9f8e7d6c5b4a3f2e9d8c: 16 or more
 // lower-case letters and digits, both, as lower-case hex and base36

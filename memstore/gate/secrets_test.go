@@ -307,6 +307,36 @@ func TestIsRandomLower(t *testing.T) {
 	}
 }
 
+func TestIsWordPassword(t *testing.T) {
+	tests := []struct {
+		key, v string
+		want   bool
+	}{
+		{"password", "hunterstaging", true},
+		{"db_password", "correcthorsebattery", true},
+		{"DB_PASS", "sunshinebeach", true},
+		{"passphrase", "Sunshinebeach", true},
+		{"wachtwoord", "zonnebloem", true},
+		{"password", "hunter", false},           // short
+		{"password", "changeme", false},         // a documented default
+		{"password", "required", false},         // a placeholder word
+		{"password", "encrypted", false},        // describes it
+		{"password", "nullable", false},         // a column's type
+		{"password", "keychain", false},         // names where it is kept
+		{"password", "case-sensitive", false},   // not one word of letters
+		{"password", "sunshineBeach", false},    // mixed case: looksLikeSecretValue's
+		{"token", "correcthorsebattery", false}, // a token is never a word
+		{"api_key", "correcthorsebattery", false},
+		{"pass", "overnight", false}, // "first pass: overnight"
+		{"password_policy", "strictest", false},
+	}
+	for _, tt := range tests {
+		if got := isWordPassword(tt.key, tt.v); got != tt.want {
+			t.Errorf("isWordPassword(%q, %q) = %v, want %v", tt.key, tt.v, got, tt.want)
+		}
+	}
+}
+
 func TestIsPairPassword(t *testing.T) {
 	for in, want := range map[string]bool{
 		"Fake2Synth":    true,

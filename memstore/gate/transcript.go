@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -418,20 +420,25 @@ func isChatValue(v []byte) bool {
 // findDialogue returns the refusal of a short chat in weak labels, whose
 // turns are too short to read as chat one by one, or nil: minSpeakerTurns
 // or more lines in a row (blank lines between allowed), each an
-// unindented weak label (lower-case or an emoji, see weakLabel) and its
-// value, whose two labels, a human's and an AI's, take turns strictly, and
-// whose values are not those of a list of keys or steps: the human's
-// label is me or you, which name a side of a chat and nothing else, or at
-// least half the values are turns (see isTurnValue) and one is chat (see
-// isChatValue). "me: status? / bot: green / me: deploy / bot: deployed"
-// and "🧑 totals for March? / 🤖 4.1M / ..." are chats; "user: alice /
-// agent: nightly-report / ..." and a runbook "🤖 export runs at 02:00 /
-// 👤 review the totals / ..." are not.
+// unindented weak label (lower-case or an emoji, see weakLabel) or a list
+// item holding one ("- me: ...", "2. user: ..."), and its value, whose two
+// labels, a human's and an AI's, take turns strictly, and whose values
+// are not those of a list of keys or steps: the human's label is me or
+// you, which name a side of a chat and nothing else, outside a list, or
+// at least half the values are turns (see isTurnValue) and one is chat
+// (see isChatValue) or two answer or follow up the turn before them, not
+// both bare acknowledgements (see replyCueOf). "me: status? / bot: green / me: deploy / bot: deployed",
+// "🧑 totals for March? / 🤖 4.1M / ..." and "user: check march / bot:
+// done, 4.1M / user: now april / bot: done, 3.9M" are chats; "user: alice
+// / agent: nightly-report / ...", "- me: owns the export / - bot: posts
+// the summary / ..." and a runbook "🤖 export runs at 02:00 / 👤 review
+// the totals / ..." are not.
 func findDialogue(content []byte) *Rejection {
 	var (
-		conv             conversation
-		turnValues, chat int
-		chatOnly         bool
+		conv                          conversation
+		turnValues, chat, acks, links int
+		chatOnly                      bool
+		prev                          []byte // the value of the turn before
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
@@ -447,14 +454,15 @@ func findDialogue(content []byte) *Rejection {
 			value []byte
 			ok    bool
 		)
-		if line[0] != ' ' && line[0] != '\t' {
-			if name, value, ok = weakLabel(stripTags(line)); ok {
+		item, listed := listItemText(line)
+		if listed || line[0] != ' ' && line[0] != '\t' {
+			if name, value, ok = weakLabel(stripTags(item)); ok {
 				info, ok = speakerLabel(name)
 			}
 		}
 		ok = ok && (info.role == roleHuman || info.role == roleAI) && !capitalOnlyLabels[name] && len(value) > 0
 		if !ok || conv.turns > 0 && (info.role == conv.prev || conv.breaks(info.role, info.label)) {
-			conv, turnValues, chat, chatOnly = conversation{}, 0, 0, false
+			conv, turnValues, chat, acks, links, chatOnly, prev = conversation{}, 0, 0, 0, 0, false, nil
 			if !ok {
 				continue
 			}
@@ -462,7 +470,7 @@ func findDialogue(content []byte) *Rejection {
 		conv.add(lineNo, info.role, info.label)
 		if info.role == roleHuman {
 			_, chatOnly = labelOnlySpeakers[name]
-			chatOnly = chatOnly && !capitalOnlyLabels[name]
+			chatOnly = chatOnly && !capitalOnlyLabels[name] && !listed
 		}
 		if isTurnValue(value) {
 			turnValues++
@@ -470,11 +478,117 @@ func findDialogue(content []byte) *Rejection {
 		if isChatValue(value) {
 			chat++
 		}
-		if conv.isTranscript() && (chatOnly || 2*turnValues >= conv.turns && chat > 0) {
+		switch replyCueOf(info.role, value, prev) {
+		case cueAck:
+			acks++
+		case cueLink:
+			links++
+		}
+		prev = value
+		if conv.isTranscript() && (chatOnly || 2*turnValues >= conv.turns && (chat > 0 || links > 0 && acks+links >= minReplyCues)) {
 			return conversationRejection(content, off, lineNo, conv, true)
 		}
 	}
 	return nil
+}
+
+// minReplyCues is how many answers and follow-ups (see replyCueOf), one
+// of them a link, make the turns of a short chat read as one when none of
+// them is chat.
+const minReplyCues = 2
+
+// listItemText returns line without its list marker ("- ", "* ", "+ ",
+// "12. ", "3) ") and indentation, and whether it had one; else line.
+func listItemText(line []byte) ([]byte, bool) {
+	t := bytes.TrimLeft(line, " \t")
+	if isListItem(t) {
+		return t[2:], true
+	}
+	n := 0
+	for n < len(t) && n < 3 && '0' <= t[n] && t[n] <= '9' {
+		n++
+	}
+	if n > 0 && n+1 < len(t) && (t[n] == '.' || t[n] == ')') && t[n+1] == ' ' {
+		return t[n+2:], true
+	}
+	return line, false
+}
+
+// Words that mark a value as an answer to the turn before it or a
+// follow-up to it: an AI's acknowledgement ("done, 4.1M", "ok", "got
+// it"), and a human's follow-up or question without its question mark
+// ("and april?", "now march", "what about EMEA", "how big is it").
+var (
+	ackWords      = []string{"done", "ok", "okay", "sure", "yes", "yep", "yeah", "nope", "noted", "finished", "got it", "on it", "will do"}
+	followUpWords = []string{"and", "now", "again", "same for", "what", "how", "why", "which"}
+)
+
+// A replyCue is how a value ties a turn to the one before it.
+type replyCue uint8
+
+const (
+	cueNone replyCue = iota
+	// cueAck is an AI's acknowledgement (see ackWords); alone, done and
+	// ok are also the statuses of a checklist.
+	cueAck
+	// cueLink is a human's follow-up (see followUpWords), or an AI's
+	// value that starts with the past or progressive form of the verb
+	// the turn before starts with: "check march" / "checked, 4.1M",
+	// "load it" / "loading".
+	cueLink
+)
+
+// replyCueOf returns the cue of v, the value of a turn of role r, to prev,
+// the value of the turn before it.
+func replyCueOf(r role, v, prev []byte) replyCue {
+	if r == roleHuman {
+		for _, w := range followUpWords {
+			if startsWithWord(v, w) {
+				return cueLink
+			}
+		}
+		return cueNone
+	}
+	if echoesVerb(firstWord(v), firstWord(prev)) {
+		return cueLink
+	}
+	for _, w := range ackWords {
+		if startsWithWord(v, w) {
+			return cueAck
+		}
+	}
+	return cueNone
+}
+
+// startsWithWord reports whether v starts with the lower-case words w,
+// in any case, followed by the end of v or a byte that is not a letter.
+func startsWithWord(v []byte, w string) bool {
+	return len(v) >= len(w) && bytes.EqualFold(v[:len(w)], []byte(w)) &&
+		(len(v) == len(w) || !unicode.IsLetter(rune(v[len(w)])))
+}
+
+// firstWord returns the leading ASCII letters of v, lower-cased.
+func firstWord(v []byte) string {
+	n := 0
+	for n < len(v) && ('a' <= v[n]|0x20 && v[n]|0x20 <= 'z') {
+		n++
+	}
+	return strings.ToLower(string(v[:n]))
+}
+
+// echoesVerb reports whether a is the past or progressive form of the
+// verb v, of three or more letters: load/loaded, save/saved, drop/dropped,
+// run/running, rerun/rerunning.
+func echoesVerb(a, v string) bool {
+	if len(v) < 3 || len(a) <= len(v) || a[:len(v)-1] != v[:len(v)-1] {
+		return false
+	}
+	last := v[len(v)-1:]
+	forms := []string{v + "ed", v + "ing", v + last + "ed", v + last + "ing"}
+	if last == "e" {
+		forms = []string{v + "d", v[:len(v)-1] + "ing"}
+	}
+	return slices.Contains(forms, a)
 }
 
 // finishRun extends r over the lines that follow (the next line, number

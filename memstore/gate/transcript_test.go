@@ -153,6 +153,10 @@ func TestSpeakerWeak(t *testing.T) {
 		{"🤖 : Done.", roleAI, true},
 		{"🤖x", roleNone, false},
 		{"✅ tests pass", roleNone, false},
+		{"💬 it failed on lint", roleAI, true},
+		{"✨: I reran it", roleAI, true},
+		{"🦾 rerunning", roleNone, false}, // one word: not a turn
+		{"💡 keep files small", roleNone, false},
 	}
 	for _, tt := range tests {
 		if got, _, lower := speakerWeak([]byte(tt.line), true); got != tt.want || lower != tt.lower {
@@ -166,19 +170,28 @@ func TestSpeakerWeak(t *testing.T) {
 
 func TestFindDialogue(t *testing.T) {
 	for in, want := range map[string]int{
-		"me: status?\nbot: green\nme: deploy\nbot: deployed\n":                                 1,
-		"# Chat\n\nme: check march\n\nclaude: ok done\n\nme: and april\n\nclaude: also done\n": 3,
-		"user: totals for march?\nbot: 4.1M\nuser: and april?\nbot: 3.9M\n":                    1,
-		"🧑 totals?\n🤖 4.1M\n🧑 and april, please\n🤖 3.9M\n":                                     1,
-		"me: status?\nbot: green\nme: deploy\n":                                                0, // three turns
-		"me: status?\nme: again?\nbot: green\nme: deploy\n":                                    0, // not in turn
-		"me: status?\nbot: green\nsee the runbook\nme: deploy\nbot: deployed\n":                0, // other lines between
-		"user: alice\nagent: nightly-report\nuser: bob\nagent: triage-bot\n":                   0, // keys
-		"🤖 export runs at 02:00\n👤 review the totals\n🤖 report is mailed\n👤 sign off\n":        0,
-		"me: a\nyou: b\nme: c\nyou: d\n":                                                       0, // two people
-		"  me: status?\n  bot: green\n  me: deploy\n  bot: deployed\n":                         0, // indented: YAML
-		"- me: status?\n- bot: green\n- me: deploy\n- bot: deployed\n":                         0, // a list
-		"me: status?\nagent: green\nme: deploy\nbot: deployed\n":                               0, // a third name
+		"me: status?\nbot: green\nme: deploy\nbot: deployed\n":                                          1,
+		"# Chat\n\nme: check march\n\nclaude: ok done\n\nme: and april\n\nclaude: also done\n":          3,
+		"user: totals for march?\nbot: 4.1M\nuser: and april?\nbot: 3.9M\n":                             1,
+		"🧑 totals?\n🤖 4.1M\n🧑 and april, please\n🤖 3.9M\n":                                              1,
+		"me: status?\nbot: green\nme: deploy\n":                                                         0, // three turns
+		"me: status?\nme: again?\nbot: green\nme: deploy\n":                                             0, // not in turn
+		"me: status?\nbot: green\nsee the runbook\nme: deploy\nbot: deployed\n":                         0, // other lines between
+		"user: alice\nagent: nightly-report\nuser: bob\nagent: triage-bot\n":                            0, // keys
+		"🤖 export runs at 02:00\n👤 review the totals\n🤖 report is mailed\n👤 sign off\n":                 0,
+		"me: a\nyou: b\nme: c\nyou: d\n":                                                                0, // two people
+		"  me: status?\n  bot: green\n  me: deploy\n  bot: deployed\n":                                  0, // indented: YAML
+		"- me: status?\n- bot: green\n- me: deploy\n- bot: deployed\n":                                  0, // a list
+		"me: status?\nagent: green\nme: deploy\nbot: deployed\n":                                        0, // a third name
+		"- me: can you check it?\n- bot: it failed on lint\n- me: fix it\n- bot: fixed\n":               1, // a list of chat
+		"Log:\n  2. user: check march\n  3. bot: checked, 4.1M\n  4. user: now april\n  5. bot: done\n": 2,
+		"🧑 can you check it?\n💬 it failed on lint\n🧑 fix it\n💬 fixed and pushed\n":                      1,
+		"user: check march totals\nbot: done, 4.1M\nuser: now april\nbot: done, 3.9M\n":                 1, // an answer and a follow-up
+		"user: load orders\nbot: loaded 12k rows\nuser: drop tests\nbot: dropped 40 rows\n":             1, // echoed verbs
+		"- me: owns the export\n- bot: posts the summary\n- me: signs off\n- bot: archives it\n":        0, // owners
+		"1. user: open the dashboard\n2. bot: refresh the cache\n3. user: check it\n4. bot: send it\n":  0, // steps
+		"- user: reviewed the totals\n- bot: done at 02:00\n- user: signed off\n- bot: done by 9\n":     0, // statuses alone
+		"✨ add parquet export\n👷 fix the ci pipeline\n✨ add region column\n👷 bump the runner\n":         0, // a changelog
 	} {
 		got := 0
 		if r := findDialogue([]byte(in)); r != nil {
@@ -186,6 +199,51 @@ func TestFindDialogue(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("findDialogue(%q) line = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestReplyCueOf(t *testing.T) {
+	tests := []struct {
+		r           role
+		value, prev string
+		want        replyCue
+	}{
+		{roleAI, "done, 4.1M", "check march", cueAck},
+		{roleAI, "Got it.", "rerun it", cueAck},
+		{roleAI, "checked, 4.1M", "check march", cueLink},
+		{roleAI, "dropped 40 rows", "drop the test rows", cueLink},
+		{roleAI, "saved", "save it", cueLink},
+		{roleAI, "rerunning it now", "rerun the backfill", cueLink},
+		{roleAI, "reports nightly", "report owners", cueNone}, // a third person, not an answer
+		{roleAI, "donezo", "check", cueNone},
+		{roleAI, "posts the summary", "owns the export", cueNone},
+		{roleHuman, "and april?", "done", cueLink},
+		{roleHuman, "now april", "done", cueLink},
+		{roleHuman, "what about EMEA", "done", cueLink},
+		{roleHuman, "android build", "done", cueNone}, // and is not a word here
+		{roleHuman, "done", "check", cueNone},         // acknowledgements are the AI's
+		{roleHuman, "owns the export", "", cueNone},
+	}
+	for _, tt := range tests {
+		if got := replyCueOf(tt.r, []byte(tt.value), []byte(tt.prev)); got != tt.want {
+			t.Errorf("replyCueOf(%v, %q, %q) = %v, want %v", tt.r, tt.value, tt.prev, got, tt.want)
+		}
+	}
+}
+
+func TestListItemText(t *testing.T) {
+	for in, want := range map[string]string{
+		"- me: hi":       "me: hi",
+		"  * bot: ok":    "bot: ok",
+		"12. user: hi":   "user: hi",
+		"3) user: hi":    "user: hi",
+		"2024. user: hi": "2024. user: hi", // a year, not an item number
+		"-me: hi":        "-me: hi",
+		"me: hi":         "me: hi",
+	} {
+		if got, _ := listItemText([]byte(in)); string(got) != want {
+			t.Errorf("listItemText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
