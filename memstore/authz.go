@@ -467,6 +467,13 @@ func (s *Store) authorizeWrite(ctx context.Context, tree *object.Tree, changes [
 		if a.Kind != access.AreaWorkspace {
 			continue
 		}
+		if !c.Delete && a.Rest == "" {
+			// A file beside the workspaces would be a workspace of no ACL
+			// that no role could read or remove.
+			return p, nil, nil, &Error{Kind: ErrInvalid,
+				Msg:  fmt.Sprintf("Error: %s would be a file among the workspaces; a workspace is a directory.", vp),
+				Hint: "Write inside a workspace: " + Root + "/workspaces/<workspace>/<file>. Nothing was written."}
+		}
 		if c.Delete && a.Rest == "" {
 			if err := pol.Check(p, access.ActDeleteWorkspace, vp, src); err != nil {
 				return p, nil, nil, denied(err)

@@ -423,6 +423,8 @@ func TestCreatingAWorkspaceMakesItsOwner(t *testing.T) {
 		{"workspace.yaml without them as owner", pOther, "/memories/workspaces/w3/workspace.yaml", "acl:\n  stewards: [otto]\n  owners: [vic]\n", memstore.ErrInvalid},
 		{"a service cannot create a workspace", pService, "/memories/workspaces/w4/task.md", "# T\n", memstore.ErrDenied},
 		{"an existing workspace is not taken over", pOther, "/memories/workspaces/hr/new.md", "# T\n", memstore.ErrDenied},
+		{"a file among the workspaces", pOther, "/memories/workspaces/notes.md", "# T\n", memstore.ErrInvalid},
+		{"a file among the workspaces, no extension", pOther, "/memories/workspaces/payroll", "x\n", memstore.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
