@@ -680,3 +680,20 @@ func TestAccessUnderConcurrentWrites(t *testing.T) {
 		}
 	}
 }
+
+// A name that differs from a hidden one only in case is refused without
+// naming the hidden one; a readable one is named.
+func TestCaseCollisionNamesOnlyWhatIsReadable(t *testing.T) {
+	s := newACLStore(t)
+	if _, _, err := s.Read(as(pOther), "/memories/workspaces/hr"); !errors.Is(err, memstore.ErrDenied) {
+		t.Fatalf("fixture: otto reads hr: %v", err)
+	}
+	_, err := s.Create(as(pOther), "/memories/workspaces/HR/x.md", "# X\n", nil)
+	if !errors.Is(err, memstore.ErrRejected) || strings.Contains(err.Error(), "workspaces/hr") {
+		t.Errorf("hidden collision: %v, want a refusal that does not name workspaces/hr", err)
+	}
+	_, err = s.Create(context.Background(), "/memories/workspaces/HR/x.md", "# X\n", nil)
+	if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "/memories/workspaces/hr ") {
+		t.Errorf("readable collision: %v, want a refusal naming /memories/workspaces/hr", err)
+	}
+}

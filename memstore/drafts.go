@@ -144,7 +144,7 @@ func (s *Store) writeDraft(ctx context.Context, d destination, head *object.Comm
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.checkChanges(head, main.Hash, changes); err != nil {
+	if _, err := s.checkChanges(ctx, head, main.Hash, changes); err != nil {
 		return "", err
 	}
 	view, err := head.Tree()

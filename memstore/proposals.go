@@ -44,7 +44,7 @@ func (s *Store) newProposalID() string {
 // writeProposal records changes, made on top of the published commit head,
 // as a new proposal for d.ws.
 func (s *Store) writeProposal(ctx context.Context, d destination, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
-	if _, err := s.checkChanges(head, head.Hash, changes); err != nil {
+	if _, err := s.checkChanges(ctx, head, head.Hash, changes); err != nil {
 		return "", err
 	}
 	meta := s.meta(subject, &tool, s.authored(ctx, w))

@@ -607,7 +607,15 @@ func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error))
 // checkCase refuses changes that would put two names differing only in
 // case in one directory: they collide in clones on case-insensitive file
 // systems (macOS, Windows). A rename that changes only the case is fine.
-func (s *Store) checkCase(tree *object.Tree, changes []change) error {
+// The refusal names the existing path only to a principal who may read
+// it.
+func (s *Store) checkCase(ctx context.Context, tree *object.Tree, changes []change) error {
+	collision := func(p, other string) error {
+		if who, restricted := principalOf(ctx); restricted && !s.opts.Policy.Visible(who, virtual(other), s.aclAt(tree.Hash)) {
+			other = ""
+		}
+		return caseCollision(p, other)
+	}
 	deleted := map[string]bool{}
 	for _, c := range changes {
 		if c.Delete {
@@ -633,7 +641,7 @@ func (s *Store) checkCase(tree *object.Tree, changes []change) error {
 			lower := strings.ToLower(prefix)
 			if other, ok := seen[lower]; ok {
 				if other != prefix {
-					return caseCollision(prefix, other)
+					return collision(prefix, other)
 				}
 				continue // checked for an earlier file of this commit
 			}
@@ -642,7 +650,7 @@ func (s *Store) checkCase(tree *object.Tree, changes []change) error {
 			for _, e := range dirEntries(tree, dir) {
 				other := path.Join(dir, e)
 				if e != parts[i] && strings.EqualFold(e, parts[i]) && !gone(other) {
-					return caseCollision(prefix, other)
+					return collision(prefix, other)
 				}
 			}
 		}
@@ -667,9 +675,15 @@ func dirEntries(tree *object.Tree, dir string) []string {
 	return names
 }
 
+// caseCollision is the refusal of a path p differing from the existing
+// path other only in letter case; other is left unnamed when "".
 func caseCollision(p, other string) error {
+	existing := "an existing name"
+	if other != "" {
+		existing = "the existing " + virtual(other)
+	}
 	return &Error{Kind: ErrRejected,
-		Msg:  fmt.Sprintf("Error: %s differs from the existing %s only in letter case; the two collide on case-insensitive file systems.", virtual(p), virtual(other)),
+		Msg:  fmt.Sprintf("Error: %s differs from %s only in letter case; the two collide on case-insensitive file systems.", virtual(p), existing),
 		Hint: "Use the existing name, or a name that differs by more than case. Nothing was written."}
 }
 
@@ -922,7 +936,7 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 // check on changes made on top of head. sizesAt is the published commit
 // whose working files the workspace totals are counted from. It returns
 // the size change of each workspace.
-func (s *Store) checkChanges(head *object.Commit, sizesAt plumbing.Hash, changes []change) (map[string]int64, error) {
+func (s *Store) checkChanges(ctx context.Context, head *object.Commit, sizesAt plumbing.Hash, changes []change) (map[string]int64, error) {
 	lim := s.opts.Limits
 	deltas := map[string]int64{}
 	tree, err := head.Tree()
@@ -970,7 +984,7 @@ func (s *Store) checkChanges(head *object.Commit, sizesAt plumbing.Hash, changes
 				Hint: "Shorten the content, or delete notes and artifacts the workspace no longer needs. Nothing was written."}
 		}
 	}
-	if err := s.checkCase(tree, changes); err != nil {
+	if err := s.checkCase(ctx, tree, changes); err != nil {
 		return nil, err
 	}
 	return deltas, nil
@@ -979,7 +993,7 @@ func (s *Store) checkChanges(head *object.Commit, sizesAt plumbing.Hash, changes
 // writeMain commits changes on top of head, the published branch's
 // commit, and brings the working files and the index along.
 func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []change, subject, tool string, w *WriteOptions) (string, error) {
-	deltas, err := s.checkChanges(head, head.Hash, changes)
+	deltas, err := s.checkChanges(ctx, head, head.Hash, changes)
 	if err != nil {
 		return "", err
 	}
