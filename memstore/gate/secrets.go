@@ -349,11 +349,14 @@ func matchAuthHeader(line, _ string) (secretFinding, bool) {
 
 var assignmentNeedles = []string{"pass", "pw", "secret", "token", "key", "credential", "kennwort", "wachtwoord", "senha", "contrasena"}
 
-// secretSuffixes end the names of credential fields; passwort and
-// kennwort, wachtwoord, senha, contrasena and motdepasse are password in
-// German, Dutch, Portuguese, Spanish and French.
-var secretSuffixes = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential",
-	"passwort", "kennwort", "wachtwoord", "senha", "contrasena", "motdepasse"}
+// passwordWords end the names of password fields; passwort and kennwort,
+// wachtwoord, senha, contrasena and motdepasse are password in German,
+// Dutch, Portuguese, Spanish and French.
+var passwordWords = []string{"password", "passwd", "passphrase", "passwort", "kennwort", "wachtwoord", "senha", "contrasena", "motdepasse"}
+
+// secretSuffixes end the names of credential fields: the passwordWords
+// and the names of other credentials.
+var secretSuffixes = append([]string{"secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "credential"}, passwordWords...)
 
 var keyQualifiers = map[string]bool{
 	"api": true, "access": true, "secret": true, "private": true, "signing": true,
@@ -598,19 +601,15 @@ func isWordPassword(key, v string) bool {
 }
 
 // isPasswordField reports field names that hold a password: their last
-// component is or ends in password, passwd or passphrase, or one of the
-// foreign words for password (see secretSuffixes), or is pwd, or pass
-// after a qualifier (db_pass; "first pass" is prose).
+// component ends in one of passwordWords, or is pwd, or pass after a
+// qualifier (db_pass; "first pass" is prose).
 func isPasswordField(key string) bool {
 	last, rest := lastComponent(key)
 	last = strings.ToLower(last)
-	switch {
-	case last == "pwd", last == "pass" && rest != "":
-		return true
-	case strings.HasSuffix(last, "password"), strings.HasSuffix(last, "passwd"), strings.HasSuffix(last, "passphrase"):
+	if last == "pwd" || last == "pass" && rest != "" {
 		return true
 	}
-	for _, w := range []string{"passwort", "kennwort", "wachtwoord", "senha", "contrasena", "motdepasse"} {
+	for _, w := range passwordWords {
 		if strings.HasSuffix(last, w) {
 			return true
 		}
