@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/selmem/selmem/resources"
 )
 
 // This file holds what selmem puts between mcp-go (v1.2.1) and the wire:
@@ -207,8 +209,10 @@ func (o *outcomes) apply(msg []byte) ([]byte, verdict) {
 
 // lineWriter is the gate of the stdio transport: mcp-go writes each message
 // as one line in one Write, and lineWriter applies the outcomes to the
-// responses among them. (Notifications over stdio go through mcp-go's own
-// queue, which has one consumer and so loses nothing.)
+// responses among them. It is also the transport's resources.Notifier: a
+// resources/updated goes out as soon as the write that caused it has
+// returned, so it precedes the tool call's response (mcp-go's own queue
+// has a consumer of its own and gives no such order).
 type lineWriter struct {
 	outcomes
 	w        io.Writer
@@ -217,7 +221,10 @@ type lineWriter struct {
 	mu sync.Mutex // one line at a time on w
 }
 
-var _ responseGate = (*lineWriter)(nil)
+var (
+	_ responseGate       = (*lineWriter)(nil)
+	_ resources.Notifier = (*lineWriter)(nil)
+)
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	out, v := l.apply(p)
@@ -237,6 +244,15 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 // with a null id (its id, if any, cannot be trusted).
 func (l *lineWriter) refuse(reason string) {
 	_ = l.writeLine(rpcError(nil, mcp.INVALID_REQUEST, reason))
+}
+
+// Notify writes n on stdout; stdio has one session, whatever its ID.
+func (l *lineWriter) Notify(_ string, n mcp.JSONRPCNotification) error {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return l.writeLine(append(b, '\n'))
 }
 
 func (l *lineWriter) writeLine(b []byte) error {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/selmem/selmem/resources"
 )
 
 // Paths served over HTTP.
@@ -34,7 +36,7 @@ func ServeStdio(ctx context.Context, srv *mcpserver.MCPServer, stdin io.Reader, 
 	pending := newPendingRequests()
 	out := &lineWriter{w: stdout, answered: pending.done}
 	in := &drainingReader{r: stdin, pending: pending, refuse: out.refuse, timeout: stdioDrainTimeout}
-	err := s.Listen(withGate(ctx, out), in, out)
+	err := s.Listen(resources.WithNotifier(withGate(ctx, out), out), in, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
