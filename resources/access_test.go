@@ -9,6 +9,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/resources"
 )
 
 // TestAccess serves the fixture with ana as owner and vic as viewer of
@@ -80,4 +83,87 @@ func testAccess(t *testing.T, protocol string) {
 		}
 		ev.mu.Unlock()
 	}
+}
+
+// TestAccess_WorkspaceList checks that a subscriber of memory://workspaces
+// is told of the changes to the list it reads, and of no others: a
+// workspace created, retitled or deleted out of its sight tells it nothing.
+func TestAccess_WorkspaceList(t *testing.T) {
+	for _, protocol := range []string{legacy, ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) { testWorkspaceList(t, protocol) })
+	}
+}
+
+func testWorkspaceList(t *testing.T, protocol string) {
+	h, url := serve(t, fixture)
+	ctx := context.Background()
+	const hidden = "/memories/workspaces/plans/workspace.yaml"
+	clients := map[string]*events{}
+	for _, user := range []string{"ana", "otto"} {
+		c, ev := connect(t, url, protocol, user)
+		if err := c.Subscribe(ctx, &sdk.SubscribeParams{URI: resources.WorkspacesURI}); err != nil {
+			t.Fatal(err)
+		}
+		clients[user] = ev
+	}
+	write := func(f func() (memstore.WriteResult, error)) func(t *testing.T) {
+		return func(t *testing.T) {
+			t.Helper()
+			if _, err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		name  string
+		write func(t *testing.T)
+		told  []string
+	}{
+		{"a workspace only ana may read", write(func() (memstore.WriteResult, error) {
+			return h.store.Create(ctx, hidden, "acl:\n  owners: [ana]\n", nil)
+		}), []string{"ana"}},
+		{"its title changes", write(func() (memstore.WriteResult, error) {
+			return h.store.StrReplace(ctx, hidden, "acl:", "title: Plans\nacl:", nil)
+		}), []string{"ana"}},
+		{"otto becomes a viewer", write(func() (memstore.WriteResult, error) {
+			return h.store.StrReplace(ctx, hidden, "owners: [ana]", "owners: [ana]\n  viewers: [otto]", nil)
+		}), []string{"otto"}},
+		{"it is deleted", write(func() (memstore.WriteResult, error) {
+			return h.store.Delete(ctx, "/memories/workspaces/plans", nil)
+		}), []string{"ana", "otto"}},
+		{"a workspace only otto may read", write(func() (memstore.WriteResult, error) {
+			return h.store.Create(ctx, "/memories/workspaces/otto-notes/workspace.yaml", "acl:\n  owners: [otto]\n", nil)
+		}), []string{"otto"}},
+	}
+	count := func(ev *events) int {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		return len(slices.DeleteFunc(slices.Clone(ev.updated), func(u string) bool { return u != resources.WorkspacesURI }))
+	}
+	for _, st := range steps {
+		before := map[string]int{}
+		for u, ev := range clients {
+			before[u] = count(ev)
+		}
+		st.write(t)
+		h.reg.Changed([]string{"/memories/workspaces/plans/workspace.yaml", "/memories/workspaces/otto-notes/workspace.yaml"})
+		for _, u := range st.told {
+			clients[u].waitFor(t, st.name+": "+u+" told", func(*events) bool {
+				return len(slices.DeleteFunc(slices.Clone(clients[u].updated), func(x string) bool { return x != resources.WorkspacesURI })) > before[u]
+			})
+		}
+		time.Sleep(100 * time.Millisecond) // any other notification would have arrived
+		for u, ev := range clients {
+			if got, want := count(ev)-before[u], b2i(slices.Contains(st.told, u)); got != want {
+				t.Errorf("%s: %s told %d times, want %d", st.name, u, got, want)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

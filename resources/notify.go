@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ func (r *Registry) hookSubscriptions() {
 	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		if s := server.ClientSessionFromContext(ctx); s != nil && strings.HasPrefix(req.Params.URI, WorkspacesURI) && r.mayRead(ctx, req.Params.URI) == nil {
-			r.subscribe(s.SessionID(), req.Params.URI, notifierFrom(ctx), principalOf(ctx))
+			r.subscribe(s.SessionID(), req.Params.URI, notifierFrom(ctx), r.subscriberOf(ctx, []string{req.Params.URI}))
 		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
@@ -47,14 +48,13 @@ func (r *Registry) hookSubscriptions() {
 			r.unsubscribe(s.SessionID(), req.Params.URI)
 		}
 	})
-	// A transport that delivers notifications itself gets the
-	// resources/list_changed notifications to deliver from its first
-	// request on (see Broadcaster).
+	// A session of a transport that delivers notifications itself is told
+	// of the changes to its resources/list from its first request on (see
+	// Broadcaster).
 	hooks.AddBeforeAny(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
-		if b, ok := notifierFrom(ctx).(Broadcaster); ok {
-			r.subsMu.Lock()
-			r.broadcasters[b] = true
-			r.subsMu.Unlock()
+		b, ok := notifierFrom(ctx).(Broadcaster)
+		if s := server.ClientSessionFromContext(ctx); ok && s != nil {
+			r.watchList(s.SessionID(), principalOf(ctx), b)
 		}
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
@@ -68,12 +68,14 @@ func (r *Registry) hookSubscriptions() {
 		if s == nil || id == nil {
 			return
 		}
+		uris := slices.DeleteFunc(slices.Clone(req.Params.Notifications.ResourceSubscriptions), func(uri string) bool {
+			return !strings.HasPrefix(uri, WorkspacesURI) || r.mayRead(ctx, uri) != nil
+		})
+		who := r.subscriberOf(ctx, uris)
 		r.subsMu.Lock()
 		defer r.subsMu.Unlock()
-		for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-			if strings.HasPrefix(uri, WorkspacesURI) && r.mayRead(ctx, uri) == nil {
-				r.listens = append(r.listens, listen{session: s, id: id, uri: uri, who: principalOf(ctx)})
-			}
+		for _, uri := range uris {
+			r.listens = append(r.listens, listen{session: s, id: id, uri: uri, who: who})
 		}
 	})
 	hooks.AddAfterSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
@@ -95,15 +97,43 @@ type listen struct {
 }
 
 // subscriber is who made a subscription: the principal of its request, if
-// it carried one (none is the local owner).
+// it carried one (none is the local owner). For a subscription to
+// memory://workspaces it also holds the digest of the list as the
+// subscriber last read it (see listReaders).
 type subscriber struct {
-	p  access.Principal
-	ok bool
+	p    access.Principal
+	ok   bool
+	list listDigest
 }
+
+// listDigest is the SHA-256 of memory://workspaces as one principal reads
+// it; the zero value is "not read".
+type listDigest [sha256.Size]byte
 
 func principalOf(ctx context.Context) subscriber {
 	p, ok := access.FromContext(ctx)
-	return subscriber{p, ok}
+	return subscriber{p: p, ok: ok}
+}
+
+// subscriberOf returns who subscribes to uris in ctx; when uris include
+// memory://workspaces, with the list as they read it now.
+func (r *Registry) subscriberOf(ctx context.Context, uris []string) subscriber {
+	who := principalOf(ctx)
+	if slices.Contains(uris, WorkspacesURI) {
+		who.list = r.readList(who)
+	}
+	return who
+}
+
+// readList returns the digest of memory://workspaces as who reads it, or
+// the zero digest when it cannot be read.
+func (r *Registry) readList(who subscriber) listDigest {
+	text, err := r.workspacesText(who.context())
+	if err != nil {
+		r.log.Warn("read the workspace list for a subscriber", logKeyErr, err)
+		return listDigest{}
+	}
+	return sha256.Sum256([]byte(text))
 }
 
 // context returns a context acting for the subscriber.
@@ -208,13 +238,15 @@ type Notifier interface {
 	Notify(sessionID string, n mcp.JSONRPCNotification) error
 }
 
-// A Broadcaster is a Notifier that also delivers the notifications meant
-// for every session of its transport: resources/list_changed, which
-// mcp-go's own delivery loses on that transport. The transport must not
-// deliver mcp-go's copies, so that each arrives once.
+// A Broadcaster is a Notifier that also delivers resources/list_changed,
+// which mcp-go's own delivery loses on its transport and would send to
+// every session. The registry sends it to the sessions whose listing
+// changed; the transport must not deliver mcp-go's copies.
 type Broadcaster interface {
 	Notifier
-	NotifyAll(n mcp.JSONRPCNotification)
+	// NotifyEach sends n to each of sessions, returning once it is
+	// written to all of them or after the transport's wait.
+	NotifyEach(sessions []string, n mcp.JSONRPCNotification)
 }
 
 type notifierKey struct{}
@@ -255,6 +287,7 @@ func (r *Registry) dropSession(session string) {
 	r.subsMu.Lock()
 	defer r.subsMu.Unlock()
 	delete(r.notifiers, session)
+	delete(r.views, session)
 	for uri, ss := range r.subs {
 		delete(ss, session)
 		if len(ss) == 0 {
@@ -433,39 +466,177 @@ func (r *Registry) Changed(paths []string) {
 		}
 	}
 	// mcp-go sends resources/list_changed for each call that changes the
-	// list; the Broadcasters send one for all of them.
+	// list; the Broadcasters send one, to the sessions whose listing
+	// changed.
 	if len(removed) > 0 {
 		r.srv.DeleteResources(removed...)
 	}
 	if len(added) > 0 {
 		r.srv.AddResources(added...)
 	}
-	if len(removed) > 0 || len(added) > 0 {
-		r.broadcastListChanged()
+	if len(rescan) > 0 {
+		r.tellListChanged()
 	}
 	r.notify(slices.Sorted(maps.Keys(updated)))
 }
 
-// broadcastListChanged sends notifications/resources/list_changed through
-// every Broadcaster.
-func (r *Registry) broadcastListChanged() {
+// A view is what resources/list shows one session of a Broadcaster's
+// transport, as a digest, and where to tell it that it changed.
+type view struct {
+	who subscriber
+	b   Broadcaster
+	d   listDigest
+}
+
+// watchList starts tracking the listing of a session of b, as who reads it
+// now, unless it is tracked already.
+func (r *Registry) watchList(session string, who subscriber, b Broadcaster) {
 	r.subsMu.Lock()
-	bs := slices.Collect(maps.Keys(r.broadcasters))
+	_, known := r.views[session]
+	r.subsMu.Unlock()
+	if known {
+		return
+	}
+	r.mu.Lock()
+	d := r.viewDigest(who)
+	r.mu.Unlock()
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	if _, known := r.views[session]; !known {
+		r.views[session] = view{who: who, b: b, d: d}
+	}
+}
+
+// viewDigest returns the digest of the resources r.listed holds that who
+// may read, or the zero digest when the ACLs cannot be read. Call it with
+// r.mu held.
+func (r *Registry) viewDigest(who subscriber) listDigest {
+	f, err := r.store.ReadableFilter(who.context())
+	if err != nil {
+		r.log.Warn("read the ACLs for a session's resource list", logKeyErr, err)
+		return listDigest{}
+	}
+	h := sha256.New()
+	for _, ws := range slices.Sorted(maps.Keys(r.listed)) {
+		if _, ok := slices.BinarySearch(f.Workspaces, ws); !f.All && !ok {
+			continue
+		}
+		for _, uri := range slices.Sorted(maps.Keys(r.listed[ws])) {
+			b, _ := json.Marshal(r.listed[ws][uri])
+			h.Write(append(b, '\n'))
+		}
+	}
+	var d listDigest
+	h.Sum(d[:0])
+	return d
+}
+
+// tellListChanged sends notifications/resources/list_changed to the
+// tracked sessions whose listing differs from the one they were last told
+// of, and records the new listings. A workspace created or deleted out of
+// a session's sight tells it nothing; a role granted or taken away tells
+// it, though no resource was added or removed. Call it with r.mu held.
+func (r *Registry) tellListChanged() {
+	r.subsMu.Lock()
+	views := maps.Clone(r.views)
+	r.subsMu.Unlock()
+	readings := map[string]listDigest{} // by principal: one digest each
+	tell := map[Broadcaster][]string{}
+	for _, s := range slices.Sorted(maps.Keys(views)) {
+		v := views[s]
+		key := fmt.Sprint(v.who.ok, v.who.p)
+		d, ok := readings[key]
+		if !ok {
+			d = r.viewDigest(v.who)
+			readings[key] = d
+		}
+		if d == (listDigest{}) || d == v.d {
+			delete(views, s)
+			continue
+		}
+		v.d = d
+		views[s] = v
+		tell[v.b] = append(tell[v.b], s)
+	}
+	r.subsMu.Lock()
+	for s, v := range views {
+		if _, ok := r.views[s]; ok {
+			r.views[s] = v
+		}
+	}
 	r.subsMu.Unlock()
 	n := mcp.JSONRPCNotification{
 		JSONRPC:      mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{Method: mcp.MethodNotificationResourcesListChanged},
 	}
-	for _, b := range bs {
-		b.NotifyAll(n)
+	for b, sessions := range tell {
+		b.NotifyEach(sessions, n)
 	}
+}
+
+// listReaders returns the sessions and listen streams subscribed to
+// memory://workspaces whose reading of it differs from the one they were
+// last told of (or subscribed with), and records their new readings. Each
+// reader sees only the workspaces it has a role in, so a workspace created,
+// deleted or retitled out of its sight tells it nothing.
+func (r *Registry) listReaders() (sessions []string, listens []listen) {
+	r.subsMu.Lock()
+	subs := maps.Clone(r.subs[WorkspacesURI])
+	ls := slices.DeleteFunc(slices.Clone(r.listens), func(l listen) bool { return l.uri != WorkspacesURI })
+	r.subsMu.Unlock()
+
+	readings := map[string]listDigest{} // by principal: one rendering each
+	changed := func(who *subscriber) bool {
+		key := fmt.Sprint(who.ok, who.p)
+		d, ok := readings[key]
+		if !ok {
+			d = r.readList(*who)
+			readings[key] = d
+		}
+		if d == (listDigest{}) || d == who.list {
+			return false
+		}
+		who.list = d
+		return true
+	}
+	for _, s := range slices.Sorted(maps.Keys(subs)) {
+		if who := subs[s]; changed(&who) {
+			subs[s] = who
+			sessions = append(sessions, s)
+		}
+	}
+	for i := range ls {
+		if changed(&ls[i].who) {
+			listens = append(listens, ls[i])
+		}
+	}
+
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	for _, s := range sessions {
+		if _, ok := r.subs[WorkspacesURI][s]; ok {
+			r.subs[WorkspacesURI][s] = subs[s]
+		}
+	}
+	for i, l := range r.listens {
+		for _, n := range listens {
+			if l.uri == WorkspacesURI && l.session == n.session && fmt.Sprint(l.id) == fmt.Sprint(n.id) {
+				r.listens[i].who = n.who
+			}
+		}
+	}
+	return sessions, listens
 }
 
 // notify sends notifications/resources/updated for each URI to the sessions
 // subscribed to it, forgetting sessions that are gone.
 func (r *Registry) notify(uris []string) {
 	for _, uri := range uris {
-		for _, s := range r.subscribers(uri) {
+		sessions, listens := r.subscribers(uri), r.listeners(uri)
+		if uri == WorkspacesURI {
+			sessions, listens = r.listReaders()
+		}
+		for _, s := range sessions {
 			err := r.send(s, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
 			switch {
 			case errors.Is(err, server.ErrSessionNotFound):
@@ -474,7 +645,7 @@ func (r *Registry) notify(uris []string) {
 				r.log.Warn("send resources/updated", logKeyURI, uri, logKeySession, s, logKeyErr, err)
 			}
 		}
-		for _, l := range r.listeners(uri) {
+		for _, l := range listens {
 			if r.mayRead(l.who.context(), uri) != nil {
 				continue
 			}

@@ -72,11 +72,11 @@ type Registry struct {
 	mu     sync.Mutex                         // serialises Changed; guards listed
 	listed map[string]map[string]mcp.Resource // workspace -> URI -> listed resource
 
-	subsMu       sync.Mutex                       // guards subs, notifiers, broadcasters and listens
-	subs         map[string]map[string]subscriber // URI -> session ID -> who subscribed
-	notifiers    map[string]Notifier              // session ID -> its transport's Notifier, if any
-	broadcasters map[Broadcaster]bool             // the transports that deliver list_changed themselves
-	listens      []listen                         // resource subscriptions of subscriptions/listen streams
+	subsMu    sync.Mutex                       // guards subs, notifiers, views and listens
+	subs      map[string]map[string]subscriber // URI -> session ID -> who subscribed
+	notifiers map[string]Notifier              // session ID -> its transport's Notifier, if any
+	views     map[string]view                  // session ID of a Broadcaster's transport -> its resources/list
+	listens   []listen                         // resource subscriptions of subscriptions/listen streams
 }
 
 // Register adds selmem's resources, resource templates and the start_session
@@ -94,16 +94,16 @@ type Registry struct {
 // exist; the templates cover the same URIs for any workspace name.
 func Register(srv *server.MCPServer, store *memstore.Store, opts *Options) *Registry {
 	r := &Registry{
-		srv:          srv,
-		store:        store,
-		budget:       DefaultBudgetTokens,
-		log:          slog.New(slog.DiscardHandler),
-		now:          time.Now,
-		count:        profiler.Tokens,
-		listed:       map[string]map[string]mcp.Resource{},
-		subs:         map[string]map[string]subscriber{},
-		notifiers:    map[string]Notifier{},
-		broadcasters: map[Broadcaster]bool{},
+		srv:       srv,
+		store:     store,
+		budget:    DefaultBudgetTokens,
+		log:       slog.New(slog.DiscardHandler),
+		now:       time.Now,
+		count:     profiler.Tokens,
+		listed:    map[string]map[string]mcp.Resource{},
+		subs:      map[string]map[string]subscriber{},
+		notifiers: map[string]Notifier{},
+		views:     map[string]view{},
 	}
 	if opts != nil {
 		if opts.BudgetTokens > 0 {

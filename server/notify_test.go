@@ -3,11 +3,14 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/selmem/selmem/server"
 )
 
 // TestServe_Notifications subscribes to a workspace's resources and checks
@@ -200,4 +203,63 @@ func listChanged(msgs []msg) int {
 		}
 	}
 	return n
+}
+
+// TestServe_ListChangedOnlyForReaders: over HTTP with authentication,
+// resources/list_changed reaches a session only when the list it reads
+// changes. A workspace created or deleted out of its sight tells it
+// nothing; a role granted tells it, though no resource was added.
+func TestServe_ListChangedOnlyForReaders(t *testing.T) {
+	as := listenAuth(t, func(c *server.Config) { c.HTTP.Auth = testAuth(nil) }, nil)
+	told := map[string]chan struct{}{}
+	for user, tok := range map[string]string{"alice": tokAlice, "bob": tokBob} {
+		ch := make(chan struct{}, 16)
+		told[user] = ch
+		client := mcp.NewClient(&mcp.Implementation{Name: "selmem-e2e", Version: "v0"}, &mcp.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { ch <- struct{}{} },
+		})
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: as.url, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearer{token: tok, next: http.DefaultTransport}},
+		}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+	}
+	admin, err := connectAs(t, as.url, tokAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plans = "/memories/workspaces/plans"
+	steps := []struct {
+		name string
+		tool string
+		args map[string]any
+		told []string
+	}{
+		{"a workspace only alice may read", "memory_create", map[string]any{"path": plans + "/workspace.yaml", "file_text": "acl:\n  owners: [alice]\n"}, []string{"alice"}},
+		{"bob becomes a viewer", "memory_str_replace", map[string]any{"path": plans + "/workspace.yaml", "old_str": "owners: [alice]", "new_str": "owners: [alice]\n  viewers: [bob]"}, []string{"bob"}},
+		{"a workspace only bob may read", "memory_create", map[string]any{"path": "/memories/workspaces/bobs/workspace.yaml", "file_text": "acl:\n  owners: [bob]\n"}, []string{"bob"}},
+		{"the shared workspace is deleted", "memory_delete", map[string]any{"path": plans}, []string{"alice", "bob"}},
+	}
+	for _, st := range steps {
+		if text, _, isErr := call(t, admin, st.tool, st.args); isErr {
+			t.Fatalf("%s: %s", st.name, text)
+		}
+		for _, u := range st.told {
+			select {
+			case <-told[u]:
+			case <-time.After(10 * time.Second):
+				t.Errorf("%s: no resources/list_changed for %s", st.name, u)
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // any other would have arrived
+		for u, ch := range told {
+			for len(ch) > 0 {
+				<-ch
+				t.Errorf("%s: %s got a resources/list_changed it should not", st.name, u)
+			}
+		}
+	}
 }

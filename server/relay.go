@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -39,7 +38,7 @@ import (
 // conformance baseline.) relay writes through streamWriter instead and
 // never touches that channel. mcp-go still puts its own list_changed on
 // that channel; the streams of sessions drop it (relayed), since the
-// relay sends each (NotifyAll).
+// relay sends each to the sessions the registry names (NotifyEach).
 //
 // Each session has an outbox, written in order by a goroutine of its own,
 // so that a client that stops reading its stream — whose writes then
@@ -129,18 +128,15 @@ func (rl *relay) Notify(session string, n mcp.JSONRPCNotification) error {
 	return nil
 }
 
-// NotifyAll sends n to every session with an open stream, as Notify does;
-// the others have nowhere to receive it. It returns once n is written to
+// NotifyEach sends n to each of sessions, as Notify does; those with no
+// stream open have nowhere to receive it. It returns once n is written to
 // all of them, or after the relay's wait.
-func (rl *relay) NotifyAll(n mcp.JSONRPCNotification) {
+func (rl *relay) NotifyEach(sessions []string, n mcp.JSONRPCNotification) {
 	data, err := json.Marshal(n)
 	if err != nil {
 		rl.log.Error("encode a notification", logKeyMethod, n.Method, logKeyErr, err)
 		return
 	}
-	rl.mu.Lock()
-	sessions := slices.Sorted(maps.Keys(rl.streams))
-	rl.mu.Unlock()
 	var sent []<-chan struct{}
 	for _, s := range sessions {
 		sent = append(sent, rl.enqueue(s, n.Method, data)...)
@@ -225,7 +221,7 @@ func (rl *relay) deliver(session string, ss []relayStream, d delivery) {
 }
 
 // relayed reports whether data, an event mcp-go writes on a stream of a
-// session, is a notification the relay delivers instead (NotifyAll), so
+// session, is a notification the relay delivers instead (NotifyEach), so
 // that it arrives once: resources/list_changed.
 func relayed(data []byte) bool {
 	// Most events are not: answers, some large, are not parsed again.

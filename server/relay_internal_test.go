@@ -113,7 +113,7 @@ func TestRelay_StalledClientHoldsUpNoOne(t *testing.T) {
 	reader := &syncRecorder{rec: httptest.NewRecorder()}
 	rl.add("reader", newStreamWriter(reader, false), true)
 
-	returnsWhileStuck(t, "NotifyAll", func() { rl.NotifyAll(updated("memory://a/0")) })
+	returnsWhileStuck(t, "NotifyEach", func() { rl.NotifyEach([]string{"stuck", "reader"}, updated("memory://a/0")) })
 	<-stuck.entered
 	for i := 1; i <= 20; i++ {
 		uri := fmt.Sprintf("memory://a/%d", i)
