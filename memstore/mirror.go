@@ -97,7 +97,7 @@ func (m *mirror) update(ctx context.Context, parent plumbing.Hash, changes []cha
 	if sh, ok := m.idx.(SharedIndex); ok {
 		return m.syncShared(ctx, sh, nil, parent, changes)
 	}
-	if m.at() != parent || !m.current(ctx) {
+	if current, _ := m.current(ctx); m.at() != parent || !current {
 		m.setAt(plumbing.ZeroHash)
 		return m.sync(ctx, nil)
 	}
@@ -384,20 +384,21 @@ func (m *mirror) blob(h plumbing.Hash) ([]byte, error) { return m.store.git.blob
 // index only this repository's processes write, moved it to another
 // commit. A shared index names whatever commit the last replica to write
 // indexed, so for it only a reset counts; syncShared reads its commit on
-// every write.
-func (m *mirror) current(ctx context.Context) bool {
+// every write. level reports whether the index holds exactly the commit
+// the mirror caches: a shared index another replica moved ahead is current
+// but not level.
+func (m *mirror) current(ctx context.Context) (current, level bool) {
 	at := m.at()
 	if at.IsZero() {
-		return false
+		return false, false
 	}
 	st, err := m.idx.State(ctx)
 	if err != nil || st.Commit == "" || st.Embedder != m.emb.ID() || st.Dim != m.emb.Dim() {
-		return false
+		return false, false
 	}
-	if _, shared := m.idx.(SharedIndex); shared {
-		return true
-	}
-	return st.Commit == at.String()
+	level = st.Commit == at.String()
+	_, shared := m.idx.(SharedIndex)
+	return shared || level, level
 }
 
 // Reindex rebuilds every index from scratch from HEAD.

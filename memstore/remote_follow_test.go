@@ -13,6 +13,7 @@ import (
 
 	"github.com/selmem/selmem/internal/gittest"
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/sqliteindex"
 )
 
@@ -320,5 +321,49 @@ func TestRemote_SharedIndexTakesTurns(t *testing.T) {
 	}
 	if got, want := srv.Head(t, "main"), ups[len(ups)-1].New; got != want {
 		t.Errorf("the remote is at %s, the last push was %s", got, want)
+	}
+}
+
+// TestRemote_SharedIndexAheadServesOnlyHead: a replica behind a shared
+// index that another replica moved ahead answers for its own head. A file
+// the other replica wrote after taking the viewer's role away is not
+// served to that viewer through the index; what the replica's head still
+// grants is.
+func TestRemote_SharedIndexAheadServesOnlyHead(t *testing.T) {
+	ctx := context.Background()
+	srv := gittest.NewServer(t)
+	replicas, _ := sharedReplicas(t, srv, 2)
+	a, b := replicas[0], replicas[1]
+	const acl = "/memories/workspaces/secret/workspace.yaml"
+	mustCreate(t, a, acl, "acl:\n  owners: [olga]\n  viewers: [vic]\n")
+	mustCreate(t, a, "/memories/workspaces/secret/old.md", "# Old\n\n- zorblax kickoff notes.\n")
+	if _, err := b.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.StrReplace(ctx, acl, "\n  viewers: [vic]", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, a, "/memories/workspaces/secret/new.md", "# New\n\n- zorblax layoffs on June 1.\n")
+
+	vic := access.WithPrincipal(ctx, access.Principal{User: "vic", Kind: access.KindPerson})
+	for _, tt := range []struct {
+		name string
+		s    *memstore.Store
+		want []string
+	}{
+		{"replica behind", b, []string{"/memories/workspaces/secret/old.md"}},
+		{"replica level", a, nil},
+	} {
+		res, err := tt.s.Search(vic, memstore.SearchRequest{Query: "zorblax", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, h.Path)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: vic finds %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kljensen/snowball/english"
 
 	"github.com/selmem/selmem/internal/textcut"
@@ -136,12 +137,16 @@ func (s *Store) Search(ctx context.Context, req SearchRequest) (_ SearchResult, 
 		query.Limit = draftDepth(req.Limit, changed)
 	}
 	for i, m := range s.mirrors {
-		if err := s.catchUp(ctx, m); err != nil {
-			// A lagging index still answers; the next write or search
-			// retries the catch-up.
+		level, err := s.catchUp(ctx, m)
+		if err != nil {
+			// A lagging index still answers, for what the head still
+			// holds; the next write or search retries the catch-up.
 			s.log.Warn("index catch-up failed", logKeyIndex, i, logKeyErr, err)
 		}
 		res.Hits, err = m.idx.Search(ctx, query)
+		if err == nil && !level {
+			res.Hits, err = s.heldAtHead(res.Hits)
+		}
 		if err == nil && len(drafts) > 0 {
 			draftQuery := query
 			draftQuery.Limit = req.Limit
@@ -288,17 +293,66 @@ func related(relate func(word string) []string, text string) map[string][]string
 // another process reset or moved (mirror.current), before it answers, so
 // an index that comes back after an outage, or that a killed reindex left
 // part empty, serves current memory.
-func (s *Store) catchUp(ctx context.Context, m *mirror) error {
-	if m.current(ctx) {
-		return nil
+func (s *Store) catchUp(ctx context.Context, m *mirror) (level bool, err error) {
+	current, level := m.current(ctx)
+	if current {
+		return level, nil
 	}
-	return s.locked(ctx, func() error {
-		if m.current(ctx) {
+	err = s.locked(ctx, func() error {
+		if current, level = m.current(ctx); current {
 			return nil
 		}
 		m.setAt(plumbing.ZeroHash)
-		return m.sync(ctx, nil)
+		if err := m.sync(ctx, nil); err != nil {
+			return err
+		}
+		_, level = m.current(ctx)
+		return nil
 	})
+	return level && err == nil, err
+}
+
+// heldAtHead keeps the hits whose file the head holds as the index read it:
+// the same blob at the head as at the chunk's commit. An index that is not
+// level with the head (its catch-up failed, or another replica moved a
+// shared index ahead) would otherwise serve what the head no longer holds
+// there: a file deleted, rewritten, or moved where the principal may not
+// follow it, or one written after a role was taken away. The principal's
+// filter was read at the head, so a hit kept is one it may read there.
+func (s *Store) heldAtHead(hits []Hit) ([]Hit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	head, err := s.git.headCommit()
+	if err != nil {
+		return nil, err
+	}
+	w := treeWalker{store: s.git.repo.Storer, trees: map[plumbing.Hash][]byte{}}
+	roots := map[string]plumbing.Hash{} // chunk commit -> its tree; zero when unknown here
+	var out []Hit
+	for _, h := range hits {
+		parts := strings.Split(strings.TrimPrefix(h.Path, Root+"/"), "/")
+		now, err := w.entryAt(head.TreeHash, parts)
+		if err != nil {
+			return nil, err
+		}
+		root, seen := roots[h.Commit]
+		if !seen {
+			if c, err := object.GetCommit(s.git.repo.Storer, plumbing.NewHash(h.Commit)); err == nil {
+				root = c.TreeHash
+			}
+			roots[h.Commit] = root
+		}
+		if now.IsZero() || root.IsZero() {
+			continue
+		}
+		if then, err := w.entryAt(root, parts); err != nil {
+			return nil, err
+		} else if then == now {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // Snippet returns up to maxRunes of text around the first word of query

@@ -2,7 +2,9 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +64,88 @@ func TestStore_SearchReadable(t *testing.T) {
 				t.Errorf("paths (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// stuckIndex is a real index whose updates fail while stuck is set, like
+// a database that serves reads but refuses writes.
+type stuckIndex struct {
+	memstore.Index
+	stuck *atomic.Bool
+}
+
+var errStuck = errors.New("injected: the index refuses writes")
+
+func (i stuckIndex) Replace(ctx context.Context, path string, chunks []memstore.Chunk) error {
+	if i.stuck.Load() {
+		return errStuck
+	}
+	return i.Index.Replace(ctx, path, chunks)
+}
+
+func (i stuckIndex) DeletePath(ctx context.Context, path string) error {
+	if i.stuck.Load() {
+		return errStuck
+	}
+	return i.Index.DeletePath(ctx, path)
+}
+
+// TestStore_SearchLaggingIndex checks that an index that cannot catch up
+// with the head answers only for what the head still holds as it was
+// indexed: a file moved into a workspace the principal has no role in,
+// deleted or rewritten is not found under its old path or content.
+func TestStore_SearchLaggingIndex(t *testing.T) {
+	var stuck atomic.Bool
+	s := openStore(t, t.TempDir(), func(i memstore.Index) memstore.Index { return stuckIndex{Index: i, stuck: &stuck} })
+	ctx := context.Background()
+	for p, text := range map[string]string{
+		"/memories/workspaces/secret/workspace.yaml": "acl:\n  owners: [olga]\n",
+		"/memories/org/plan.md":                      "# Plan\n\n- Project zorblax: acquire Quillfeather in March.\n",
+		"/memories/org/leak.md":                      "# Leak\n\n- The zorblax launch slipped to June.\n",
+		"/memories/org/draft.md":                     "# Draft\n\n- The zorblax budget is twelve million.\n",
+		"/memories/org/kept.md":                      "# Kept\n\n- The zorblax codename is public.\n",
+	} {
+		mustCreate(t, s, p, text)
+	}
+	stuck.Store(true)
+	if _, err := s.Rename(ctx, "/memories/org/plan.md", "/memories/workspaces/secret/plan.md", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, "/memories/org/leak.md", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StrReplace(ctx, "/memories/org/draft.md", "zorblax budget is twelve million", "budget is confidential", nil); err != nil {
+		t.Fatal(err)
+	}
+	vic := access.WithPrincipal(ctx, access.Principal{User: "vic", Kind: access.KindPerson})
+	search := func(ctx context.Context) []string {
+		t.Helper()
+		res, err := s.Search(ctx, memstore.SearchRequest{Query: "zorblax", Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, h.Path)
+		}
+		slices.Sort(got)
+		return got
+	}
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		stuck bool
+		want  []string
+	}{
+		{"stuck, a principal", vic, true, []string{"/memories/org/kept.md"}},
+		{"stuck, the local owner", ctx, true, []string{"/memories/org/kept.md"}},
+		{"caught up, a principal", vic, false, []string{"/memories/org/kept.md"}},
+		{"caught up, the local owner", ctx, false, []string{"/memories/org/kept.md", "/memories/workspaces/secret/plan.md"}},
+	}
+	for _, tt := range tests {
+		stuck.Store(tt.stuck)
+		if diff := cmp.Diff(tt.want, search(tt.ctx)); diff != "" {
+			t.Errorf("%s: hits (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
