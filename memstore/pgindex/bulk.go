@@ -94,7 +94,7 @@ func (ix *Index) replace(ctx context.Context, op string, files map[string][]mems
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout*time.Duration(1+n/250))
 	defer cancel()
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if err := lockStats(ctx, tx); err != nil {
+		if err := ix.lock(ctx, tx, "stats"); err != nil {
 			return err
 		}
 		if err := remove(ctx, tx, "c.path = ANY ($1::text[])", paths); err != nil {
@@ -124,7 +124,7 @@ func (ix *Index) DropSearchIndexes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+		if err := ix.lock(ctx, tx, "schema"); err != nil {
 			return err
 		}
 		for _, name := range []string{textIndexName, zoneIndexName, vectorIndexName} {
@@ -148,7 +148,7 @@ func (ix *Index) BuildSearchIndexes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+		if err := ix.lock(ctx, tx, "schema"); err != nil {
 			return err
 		}
 		if ix.opts.BuildMemory != "" {

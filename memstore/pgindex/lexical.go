@@ -13,10 +13,6 @@ import (
 	"github.com/selmem/selmem/memstore/access"
 )
 
-// statsLockKey is the advisory lock serialising writes to the full-text
-// statistics (selmem_terms, selmem_lex_stats). Every write takes it first.
-const statsLockKey int64 = 0x73656c6d656d0002 // "selmem" 0002
-
 // analysis is the full-text analysis of one chunk (memstore.Terms per
 // field), as the embedded index computes it.
 type analysis struct {
@@ -102,9 +98,10 @@ WHERE s.id = 1`
 
 // remove deletes the chunks matching where (a condition on c over args)
 // and their postings, and takes them out of the statistics. The caller
-// holds statsLockKey. Postings have no foreign key to their chunk (see
-// migration 004): every deletion of chunks goes through here, or
-// truncates both tables.
+// holds the "stats" lock (lockKey), which every write to the full-text
+// statistics (selmem_terms, selmem_lex_stats) takes first. Postings have
+// no foreign key to their chunk (see migration 004): every deletion of
+// chunks goes through here, or truncates both tables.
 func remove(ctx context.Context, tx pgx.Tx, where string, args ...any) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf(removeStatsSQL, where), args...); err != nil {
 		return err
@@ -113,12 +110,6 @@ func remove(ctx context.Context, tx pgx.Tx, where string, args ...any) error {
 		return err
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM selmem_chunks c WHERE `+where, args...)
-	return err
-}
-
-// lockStats takes the statistics lock.
-func lockStats(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, statsLockKey)
 	return err
 }
 

@@ -17,9 +17,10 @@ import (
 //go:embed migrations/*.up.sql
 var migrationFS embed.FS
 
-// schemaLockKey is the advisory lock serialising migrations and embedding
-// column changes across servers sharing a database.
-const schemaLockKey int64 = 0x73656c6d656d0001 // "selmem" 0001
+// extensionLockKey is the advisory lock serialising, across every memory
+// on a database, the creation of the vector extension and of schemas
+// (prepareSchema). Each memory's own work has keys of its own (lockKey).
+const extensionLockKey int64 = 0x73656c6d656d0001 // "selmem" 0001
 
 // migration is one embedded migrations/NNN_name.up.sql file.
 type migration struct {
@@ -71,7 +72,7 @@ func (ix *Index) Migrate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 12*ix.opts.QueryTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+		if err := ix.lock(ctx, tx, "schema"); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS selmem_schema_migrations (

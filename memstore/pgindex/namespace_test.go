@@ -558,3 +558,52 @@ func TestIndex_SchemaBelongsToOneMemory(t *testing.T) {
 		t.Errorf("the DBA's comment became %q (%v)", comment, err)
 	}
 }
+
+// TestIndex_MemoriesLockApart checks that the write and schema locks of
+// one memory hold up no other memory on the database: with memory x's
+// "stats" and "schema" locks held, memory y is written and migrated, and
+// memory x's write waits until they are released.
+func TestIndex_MemoriesLockApart(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	newIx := func(schema string) *Index {
+		ix, err := New(newPool(t, dsn), &Options{Dim: 8, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix
+	}
+	x, y := newIx("locks_x"), newIx("locks_y")
+	admin := newPool(t, dsn)
+	holder, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Rollback(context.Background()) }()
+	for _, purpose := range []string{"stats", "schema"} {
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(purpose, "locks_x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunk := func(path string) []memstore.Chunk {
+		return []memstore.Chunk{{Path: path, Text: "Invoices close on the fifth.", Commit: "c1", Embedding: randVec(1, 8)}}
+	}
+	if err := y.Replace(ctx, "/memories/notes/y.md", chunk("/memories/notes/y.md")); err != nil {
+		t.Fatalf("memory y's write with x's locks held: %v", err)
+	}
+	if err := y.Migrate(ctx); err != nil {
+		t.Fatalf("memory y's migration with x's locks held: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- x.Replace(ctx, "/memories/notes/x.md", chunk("/memories/notes/x.md")) }()
+	waitWaiting(t, admin, 1)
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("memory x's write after the locks were released: %v", err)
+	}
+}

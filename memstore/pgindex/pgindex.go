@@ -397,7 +397,7 @@ func (ix *Index) DeletePath(ctx context.Context, path string) error {
 	// ~>=~ and ~<~ compare bytes, so they select exactly the paths that
 	// start with path + "/" ('0' follows '/'), through the text_pattern_ops index.
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if err := lockStats(ctx, tx); err != nil {
+		if err := ix.lock(ctx, tx, "stats"); err != nil {
 			return err
 		}
 		return remove(ctx, tx, "c.path = $1 OR (c.path ~>=~ $2 AND c.path ~<~ $3)", path, path+"/", path+"0")
@@ -449,10 +449,10 @@ func (ix *Index) Reset(ctx context.Context, st memstore.IndexState) error {
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.QueryTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+		if err := ix.lock(ctx, tx, "schema"); err != nil {
 			return err
 		}
-		if err := lockStats(ctx, tx); err != nil {
+		if err := ix.lock(ctx, tx, "stats"); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `TRUNCATE selmem_postings, selmem_chunks, selmem_terms, selmem_words`); err != nil {

@@ -50,7 +50,7 @@ func exclusive(ctx context.Context, pool *pgxpool.Pool, schema string, timeout t
 	if err != nil {
 		return translate(ctx, op, err)
 	}
-	key := lockKey(schema)
+	key := lockKey("exclusive", schema)
 	// A wait cut short by ctx closes the connection, which drops the
 	// request; Release then discards the connection.
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {

@@ -82,14 +82,14 @@ func schemaPool(ctx context.Context, base *pgxpool.Pool, schema, memory string) 
 }
 
 // prepareSchema creates the vector extension (in public) and schema when
-// they do not exist, under the migrations' advisory lock, claims the
+// they do not exist, under the database's extensionLockKey, claims the
 // schema for memory (when not "") and returns the extension's schema. It
 // creates only what is missing, so a role without the CREATE privilege can
 // use a schema and an extension a DBA made.
 func prepareSchema(ctx context.Context, base *pgxpool.Pool, schema, memory string) (string, error) {
 	var ext string
 	err := pgx.BeginFunc(ctx, base, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, extensionLockKey); err != nil {
 			return err
 		}
 		err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -158,9 +158,20 @@ func claimSchema(ctx context.Context, tx pgx.Tx, schema, memory string) error {
 	return sp.Commit(ctx)
 }
 
-// lockKey is the advisory lock of Exclusive on the memory in schema.
-func lockKey(schema string) int64 {
+// lockKey is the advisory lock of purpose on the memory in schema:
+// "exclusive" (Exclusive), "schema" (migrations, the embedding column,
+// search index builds) or "stats" (every write, see lexical.go). Advisory
+// locks span the database, so each memory sharing one has keys of its own
+// and one memory's bulk load or index build holds up no other.
+func lockKey(purpose, schema string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("selmem exclusive " + schema))
+	h.Write([]byte("selmem " + purpose + " " + schema))
 	return int64(h.Sum64())
+}
+
+// lock takes, for the rest of tx, the advisory lock of purpose on the
+// index's memory (lockKey).
+func (ix *Index) lock(ctx context.Context, tx pgx.Tx, purpose string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(purpose, ix.schema))
+	return err
 }
