@@ -11,6 +11,12 @@
 // and the binding, and commits once. Data that no longer fits changes
 // nothing and reports what diverged.
 //
+// A snapshot is served as an artifact's data only while the artifact
+// retains it: a binding is written in git by whoever may write the
+// artifact, and must not reach another artifact's data by naming its hash.
+// A refresh refused before it starts (a principal who may not write the
+// artifact, an artifact that does not exist) leaves nothing behind.
+//
 // The package also owns the snapshot store and its retention, the refresh
 // schedule and file watching, serving an artifact with its data injected
 // under a restrictive content security policy, read-only SQL over a

@@ -59,9 +59,11 @@ func Lint(files map[string]string, t *Table) []string {
 	return findingStrings(lint.Program(files, lint.Snapshot{Columns: cols, Records: t.Records(), Rows: int(t.Rows)}))
 }
 
-// LintSnapshot lints program files against a stored snapshot.
-func (r *Refresher) LintSnapshot(files map[string]string, sha string) ([]string, error) {
-	data, err := r.snaps.Get(sha)
+// LintBound lints program files against snapshot sha as the data of
+// artifact ws/artifact: only a snapshot the artifact retains (see
+// Snapshots.Bound).
+func (r *Refresher) LintBound(ws, artifact string, files map[string]string, sha string) ([]string, error) {
+	data, err := r.snaps.Bound(ws, artifact, sha)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (r *Refresher) Query(ctx context.Context, ws, artifact, query string, lim Q
 	if err := egress.CheckQuery(query, egress.DialectSQLite); err != nil {
 		return QueryResult{}, invalid(strings.TrimSuffix(err.Error(), ".")+".", "Give one SELECT over the table data, e.g. SELECT region, sum(amount) FROM data GROUP BY region.")
 	}
-	dbPath, err := r.snaps.queryDB(ctx, b.Snapshot.SHA256)
+	dbPath, err := r.snaps.queryDB(ctx, ws, artifact, b.Snapshot.SHA256)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -125,9 +125,13 @@ func (s *Snapshots) queryFile(sha string) string {
 	return filepath.Join(s.dir, "objects", sha[:2], sha+".sqlite")
 }
 
-// queryDB returns the SQLite database of a snapshot, building it on first
-// use.
-func (s *Snapshots) queryDB(ctx context.Context, sha string) (string, error) {
+// queryDB returns the SQLite database of snapshot sha as the data of
+// artifact ws/artifact, building it on first use: only of a snapshot the
+// artifact retains (see Bound).
+func (s *Snapshots) queryDB(ctx context.Context, ws, artifact, sha string) (string, error) {
+	if err := s.retained(ws, artifact, sha); err != nil {
+		return "", err
+	}
 	p := s.queryFile(sha)
 	if _, err := os.Stat(p); err == nil {
 		return p, nil

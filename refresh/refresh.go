@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/selmem/selmem/memstore"
+	"github.com/selmem/selmem/memstore/access"
 	"github.com/selmem/selmem/memstore/gate"
 	"github.com/selmem/selmem/profiler"
 	"github.com/selmem/selmem/schemas"
@@ -42,7 +43,9 @@ type Options struct {
 	// virtual paths it changed.
 	Changed func(paths []string)
 	// Recorded, when set, is called with the status of every run once
-	// it is recorded, whatever its outcome (e.g. for metrics).
+	// it is recorded, whatever its outcome (e.g. for metrics). A refresh
+	// refused before it starts is no run: it is neither recorded nor
+	// reported.
 	Recorded func(Status)
 	// Progress, when set, is told the bytes a refresh has loaded so far
 	// and the source's size (0 when unknown), after each batch.
@@ -268,8 +271,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // source's profile and the binding in one commit. It never calls a model.
 // Data that does not fit returns an *IncompatibleError and changes
 // nothing. Refreshes of one artifact run one at a time, across processes.
+// A refresh refused before it starts (a principal who may not write the
+// artifact, an artifact that does not exist) leaves nothing behind, not
+// even its status.
 func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err error) {
 	start := time.Now()
+	if err := r.admit(ctx, req); err != nil {
+		return Result{}, err
+	}
 	defer func() {
 		res.Timings.Total = ms(time.Since(start))
 		r.record(req, res, err, time.Since(start))
@@ -277,9 +286,6 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 			r.opts.Changed(res.Changed)
 		}
 	}()
-	if err := CheckArtifact(req.Workspace, req.Artifact); err != nil {
-		return Result{}, err
-	}
 	unlock, err := r.snaps.lockArtifact(ctx, req.Workspace, req.Artifact)
 	if err != nil {
 		return Result{}, err
@@ -291,9 +297,6 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	}
 	next := *b
 	if req.Source != "" {
-		if err := checkName("source", req.Source); err != nil {
-			return Result{}, err
-		}
 		next.Connector = req.Source
 		if b.Schema == "" {
 			next.Schema = b.Connector // the profile keeps its name
@@ -372,14 +375,27 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		res.PreviousSHA256 = b.Snapshot.SHA256
 	}
 	if b.Snapshot != nil && b.Snapshot.SHA256 == so.sha && next.Connector == b.Connector && slices.Equal(next.Columns, b.Columns) {
+		// The artifact's readers serve only a snapshot it retains. One
+		// bound without being retained (an artifact copied or renamed, a
+		// store that lost its records) is retained now that the
+		// artifact's own data proved to be it.
+		if r.snaps.retained(req.Workspace, req.Artifact, so.sha) != nil {
+			if _, err := r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha, ""); err != nil {
+				r.snaps.Discard(context.WithoutCancel(ctx), so.sha)
+				return Result{}, err
+			}
+		}
 		res.Outcome, res.Binding = OutcomeUnchanged, b
 		return res, nil
 	}
 
 	t0 = time.Now()
 	// The snapshot is recorded as the artifact's newest while the commit
-	// is made. The snapshot bound so far stays retained until then, and a
-	// commit that fails takes the record back and the snapshot with it.
+	// is prepared, and before the commit lands: the artifact's readers
+	// serve only a snapshot it retains (Snapshots.Bound), so the binding
+	// may not name one before. The snapshot bound so far stays retained
+	// until the next refresh, and a commit that fails takes the record
+	// back and the snapshot with it.
 	var bound string
 	if b.Snapshot != nil {
 		bound = b.Snapshot.SHA256
@@ -393,15 +409,19 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		added, err := r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha, bound)
 		retainc <- retained{added, err}
 	}()
+	next.Snapshot = &SnapshotRef{SHA256: so.sha, Rows: t.Rows, Columns: len(t.Columns), RefreshedAt: r.opts.Now().UTC().Truncate(time.Second), Source: ref}
+	plan, files, err := schemas.Plan(ctx, r.store, req.Workspace, next.SchemaName(), tp, ref, 0)
+	rt := <-retainc
 	undo := func() {
-		if rt := <-retainc; rt.added {
+		if rt.added && rt.err == nil {
 			r.snaps.Release(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha)
 			return
 		}
 		r.snaps.Discard(context.WithoutCancel(ctx), so.sha)
 	}
-	next.Snapshot = &SnapshotRef{SHA256: so.sha, Rows: t.Rows, Columns: len(t.Columns), RefreshedAt: r.opts.Now().UTC().Truncate(time.Second), Source: ref}
-	plan, files, err := schemas.Plan(ctx, r.store, req.Workspace, next.SchemaName(), tp, ref, 0)
+	if err == nil {
+		err = rt.err
+	}
 	if err != nil {
 		undo()
 		return Result{}, err
@@ -413,14 +433,38 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 		undo()
 		return Result{}, err
 	}
-	if rt := <-retainc; rt.err != nil {
-		r.log.Warn("refresh: recording the snapshot's retention failed", "err", rt.err)
-	}
 	res.Timings.Commit = ms(time.Since(t0))
 	res.Outcome, res.Binding, res.Commit = OutcomeRefreshed, &next, wr.Commit
 	res.Changed = append(slices.Clone(plan.Changed), BindingPath(req.Workspace, req.Artifact))
 	slices.Sort(res.Changed)
 	return res, nil
+}
+
+// admit refuses a refresh that may not start: names that are not valid, a
+// principal who may not write the artifact (a viewer among them: a
+// refresh loads data through the workspace's connector and writes the
+// snapshot store and the workspace), and an artifact without a binding,
+// e.g. in a workspace that does not exist. A refused refresh leaves
+// nothing behind: no lock, no snapshot, no status, and it is not
+// recorded (Options.Recorded is not called).
+func (r *Refresher) admit(ctx context.Context, req Request) error {
+	if err := CheckArtifact(req.Workspace, req.Artifact); err != nil {
+		return err
+	}
+	if req.Source != "" {
+		if err := checkName("source", req.Source); err != nil {
+			return err
+		}
+	}
+	if err := r.store.Check(ctx, access.ActWrite, ArtifactDir(req.Workspace, req.Artifact)); err != nil {
+		return err
+	}
+	// The binding is read again under the artifact's lock; a binding
+	// that is there but not valid is a run that failed, and recorded.
+	if _, err := r.ReadBinding(ctx, req.Workspace, req.Artifact); errors.Is(err, memstore.ErrNotFound) || errors.Is(err, memstore.ErrDenied) {
+		return err
+	}
+	return nil
 }
 
 // lint lints the artifact's program against t when the program changed

@@ -118,7 +118,7 @@ func (r *Refresher) serve(ctx context.Context, ws, artifact, file string) (int, 
 		if b.Snapshot == nil {
 			return http.StatusConflict, []byte(fmt.Sprintf("artifact %s/%s has no data yet: run `selmem refresh %s %s`\n", ws, artifact, ws, artifact)), text
 		}
-		data, err = r.snaps.Get(b.Snapshot.SHA256)
+		data, err = r.snaps.Bound(ws, artifact, b.Snapshot.SHA256)
 		if errors.Is(err, memstore.ErrNotFound) {
 			return http.StatusGone, []byte(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s of %s) is no longer retained: refresh it to load current data\n",
 				ws, artifact, b.Snapshot.SHA256[:12], b.Snapshot.RefreshedAt.Format("2006-01-02 15:04 UTC"))), text

@@ -30,7 +30,8 @@ const DefaultKeep = 10
 //
 // Every file is written to a temporary name, flushed and renamed, so a
 // reader never sees part of one; processes sharing a home serialise on
-// file locks.
+// file locks. An artifact's data is only a snapshot its refs file lists
+// (Bound), whatever hash its binding names.
 type Snapshots struct {
 	dir  string
 	keep int
@@ -73,19 +74,54 @@ func (s *Snapshots) Put(data []byte) (string, error) {
 	return sha, nil
 }
 
-// Get reads a snapshot. One no longer retained is ErrNotFound, with a
-// message that says so.
+// Get reads a snapshot by its hash alone, whichever artifact retains it.
+// One no longer retained is ErrNotFound, with a message that says so. An
+// artifact's data is read with Bound.
 func (s *Snapshots) Get(sha string) ([]byte, error) {
 	if !sha256Hex.MatchString(sha) {
-		return nil, invalid("the snapshot hash is not a SHA-256 hash.", "")
+		return nil, errNotHash()
 	}
 	data, err := os.ReadFile(s.object(sha))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound(fmt.Sprintf("snapshot %s is no longer retained (only the last %d of each artifact are kept).", sha[:12], s.keep),
-			"Refresh the artifact to load current data, or ask the user to raise refresh.keep_snapshots.")
+		return nil, s.gone(sha)
 	}
 	return data, err
 }
+
+// Bound reads snapshot sha as the data of artifact ws/artifact: only a
+// snapshot the artifact retains (its refs file lists it) is. The binding
+// that names sha is written in git, where whoever may write the artifact
+// can name any hash, such as that of another workspace's snapshot; such a
+// snapshot is ErrNotFound exactly as one no longer retained, so that the
+// answer does not tell whether it exists elsewhere.
+func (s *Snapshots) Bound(ws, artifact, sha string) ([]byte, error) {
+	if err := s.retained(ws, artifact, sha); err != nil {
+		return nil, err
+	}
+	return s.Get(sha)
+}
+
+// retained returns nil when artifact ws/artifact retains snapshot sha, and
+// otherwise the error Get returns for a snapshot no longer retained. It is
+// the check of Bound, for readers of data derived from a snapshot (a query
+// database, a view's cache) that do not read the snapshot itself.
+func (s *Snapshots) retained(ws, artifact, sha string) error {
+	if !sha256Hex.MatchString(sha) {
+		return errNotHash()
+	}
+	if CheckArtifact(ws, artifact) != nil || !slices.Contains(s.readRefs(s.refsFile(ws, artifact)), sha) {
+		return s.gone(sha)
+	}
+	return nil
+}
+
+// gone is the error for snapshot sha no longer retained.
+func (s *Snapshots) gone(sha string) error {
+	return notFound(fmt.Sprintf("snapshot %s is no longer retained (only the last %d of each artifact are kept).", sha[:12], s.keep),
+		"Refresh the artifact to load current data, or ask the user to raise refresh.keep_snapshots.")
+}
+
+func errNotHash() error { return invalid("the snapshot hash is not a SHA-256 hash.", "") }
 
 func (s *Snapshots) refsFile(ws, artifact string) string {
 	return filepath.Join(s.dir, "artifacts", ws, artifact+".refs")

@@ -127,13 +127,21 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		return v, nil
 	}
 	sha := b.Snapshot.SHA256
-	read := func() ([]byte, error) {
-		data, err := r.snaps.Get(sha)
+	gone := func(err error) error {
 		if errors.Is(err, memstore.ErrNotFound) {
-			return nil, notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, sha[:12]),
+			return notFound(fmt.Sprintf("the data artifact %s/%s is bound to (snapshot %s) is no longer retained.", ws, artifact, sha[:12]),
 				"Refresh it with refresh_artifact to load current data.")
 		}
-		return data, err
+		return err
+	}
+	// Only a snapshot the artifact retains is its data, whether its text
+	// is read or its columns are held by the cache (see Snapshots.Bound).
+	if err := r.snaps.retained(ws, artifact, sha); err != nil {
+		return nil, gone(err)
+	}
+	read := func() ([]byte, error) {
+		data, err := r.snaps.Bound(ws, artifact, sha)
+		return data, gone(err)
 	}
 	// A snapshot held by column is read only if its text is wanted (the
 	// view's document); a tool result encodes the columns.

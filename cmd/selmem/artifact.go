@@ -126,7 +126,7 @@ func (a *app) artifactLintCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				findings, err := rf.LintSnapshot(files, b.Snapshot.SHA256)
+				findings, err := rf.LintBound(ws, name, files, b.Snapshot.SHA256)
 				if err != nil {
 					return err
 				}
