@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,4 +167,49 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestAccess_LatestPrincipal checks that a subscription follows the
+// principal of its session's latest request: kim subscribes to sales's
+// task as a member of a group its ACL names, then acts without that group
+// (a new token after leaving it) and is told of no further change.
+func TestAccess_LatestPrincipal(t *testing.T) {
+	files := maps.Clone(fixture)
+	files["/memories/workspaces/sales/workspace.yaml"] = strings.Replace(files["/memories/workspaces/sales/workspace.yaml"],
+		"owners: [ana]", "owners: [ana]\n  viewers: [group:auditors]", 1)
+	h, url := serve(t, files)
+	ctx := context.Background()
+	const taskURI = "memory://workspaces/sales/task"
+	var groups atomic.Pointer[string]
+	auditors := "auditors"
+	groups.Store(&auditors)
+	kim, kimEv := connectIn(t, url, legacy, "kim", &groups)
+	if err := kim.Subscribe(ctx, &sdk.SubscribeParams{URI: taskURI}); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(old, new string) {
+		t.Helper()
+		if _, err := h.store.StrReplace(ctx, "/memories/workspaces/sales/task.md", old, new, nil); err != nil {
+			t.Fatal(err)
+		}
+		h.reg.Changed([]string{"/memories/workspaces/sales/task.md"})
+	}
+	edit("net of refunds", "net of refunds and fees")
+	kimEv.waitFor(t, "resources/updated for kim, an auditor", func(e *events) bool { return slices.Contains(e.updated, taskURI) })
+
+	none := ""
+	groups.Store(&none)
+	if _, err := kim.ReadResource(ctx, &sdk.ReadResourceParams{URI: taskURI}); err == nil {
+		t.Fatal("kim reads the task after leaving the auditors")
+	}
+	kimEv.mu.Lock()
+	kimEv.updated = nil
+	kimEv.mu.Unlock()
+	edit("net of refunds and fees", "net of refunds, fees and taxes")
+	time.Sleep(200 * time.Millisecond) // kim's notification, were it sent, would have arrived
+	kimEv.mu.Lock()
+	defer kimEv.mu.Unlock()
+	if slices.Contains(kimEv.updated, taskURI) {
+		t.Error("kim, no longer an auditor, was told of the change")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,7 +94,11 @@ func serve(tb testing.TB, files map[string]string) (*harness, string) {
 	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv, server.WithHTTPContextFunc(
 		func(ctx context.Context, r *http.Request) context.Context {
 			if u := r.Header.Get("X-Test-User"); u != "" {
-				return access.WithPrincipal(ctx, access.Principal{User: u, Kind: access.KindPerson})
+				var groups []string
+				if g := r.Header.Get("X-Test-Groups"); g != "" {
+					groups = strings.Split(g, ",")
+				}
+				return access.WithPrincipal(ctx, access.Principal{User: u, Groups: groups, Kind: access.KindPerson})
 			}
 			return ctx
 		})))
@@ -101,21 +106,35 @@ func serve(tb testing.TB, files map[string]string) (*harness, string) {
 	return &harness{store: store, reg: reg}, ts.URL + "/mcp"
 }
 
-// userHeader adds X-Test-User to every request.
+// userHeader adds X-Test-User to every request, and X-Test-Groups when
+// groups holds some.
 type userHeader struct {
-	user string
-	next http.RoundTripper
+	user   string
+	groups *atomic.Pointer[string]
+	next   http.RoundTripper
 }
 
 func (u userHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Test-User", u.user)
+	if u.groups != nil {
+		if g := u.groups.Load(); g != nil && *g != "" {
+			r.Header.Set("X-Test-Groups", *g)
+		}
+	}
 	return u.next.RoundTrip(r)
 }
 
 // connect connects a go-sdk client to url, acting for user ("" for the
 // local owner), and collects its notifications.
 func connect(tb testing.TB, url, protocol, user string) (*sdk.ClientSession, *events) {
+	tb.Helper()
+	return connectIn(tb, url, protocol, user, nil)
+}
+
+// connectIn is connect for a user whose requests name the groups (comma
+// separated) groups holds when they are made.
+func connectIn(tb testing.TB, url, protocol, user string, groups *atomic.Pointer[string]) (*sdk.ClientSession, *events) {
 	tb.Helper()
 	ev := &events{signal: make(chan struct{}, 1)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "v0"}, &sdk.ClientOptions{
@@ -128,7 +147,7 @@ func connect(tb testing.TB, url, protocol, user string) (*sdk.ClientSession, *ev
 	})
 	tr := &sdk.StreamableClientTransport{Endpoint: url}
 	if user != "" {
-		tr.HTTPClient = &http.Client{Transport: userHeader{user, http.DefaultTransport}}
+		tr.HTTPClient = &http.Client{Transport: userHeader{user: user, groups: groups, next: http.DefaultTransport}}
 	}
 	cs, err := client.Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {

@@ -51,10 +51,18 @@ func (r *Registry) hookSubscriptions() {
 	// A session of a transport that delivers notifications itself is told
 	// of the changes to its resources/list from its first request on (see
 	// Broadcaster).
+	// A session's later requests may carry another token of its principal,
+	// with other groups or no longer an org admin: what the session is told
+	// follows the principal of its latest request.
 	hooks.AddBeforeAny(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
-		b, ok := notifierFrom(ctx).(Broadcaster)
-		if s := server.ClientSessionFromContext(ctx); ok && s != nil {
-			r.watchList(s.SessionID(), principalOf(ctx), b)
+		s := server.ClientSessionFromContext(ctx)
+		if s == nil {
+			return
+		}
+		who := principalOf(ctx)
+		r.actAs(s.SessionID(), who)
+		if b, ok := notifierFrom(ctx).(Broadcaster); ok {
+			r.watchList(s.SessionID(), who, b)
 		}
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
@@ -280,6 +288,24 @@ func (r *Registry) unsubscribe(session, uri string) {
 	delete(r.subs[uri], session)
 	if len(r.subs[uri]) == 0 {
 		delete(r.subs, uri)
+	}
+}
+
+// actAs makes who the principal of session's subscriptions and tracked
+// listing, keeping what they were last told.
+func (r *Registry) actAs(session string, who subscriber) {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	for _, ss := range r.subs {
+		if old, ok := ss[session]; ok {
+			now := who
+			now.list = old.list
+			ss[session] = now
+		}
+	}
+	if v, ok := r.views[session]; ok {
+		v.who = who
+		r.views[session] = v
 	}
 }
 
