@@ -697,3 +697,28 @@ func TestCaseCollisionNamesOnlyWhatIsReadable(t *testing.T) {
 		t.Errorf("readable collision: %v, want a refusal naming /memories/workspaces/hr", err)
 	}
 }
+
+// A look-alike of a hidden name is refused without naming the hidden one;
+// a look-alike of a readable one is named.
+func TestLookAlikeCollisionNamesOnlyWhatIsReadable(t *testing.T) {
+	tests := []struct{ name, p string }{
+		{"fullwidth", "/memories/workspaces/\uff48\uff52/x.md"},
+		{"cyrillic", "/memories/workspaces/\u04bbr/x.md"}, // Cyrillic һ
+		{"fullwidth capitals", "/memories/workspaces/\uff28\uff32/x.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newACLStore(t)
+			before := stateOf(t, s)
+			_, err := s.Create(as(pOther), tt.p, "# X\n", nil)
+			if !errors.Is(err, memstore.ErrRejected) || strings.Contains(err.Error(), "workspaces/hr") || !strings.Contains(err.Error(), "an existing name") {
+				t.Errorf("hidden collision: %v, want a refusal that does not name workspaces/hr", err)
+			}
+			checkNothingWritten(t, s, t.Name(), before)
+			_, err = s.Create(context.Background(), tt.p, "# X\n", nil)
+			if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "/memories/workspaces/hr ") {
+				t.Errorf("readable collision: %v, want a refusal naming /memories/workspaces/hr", err)
+			}
+		})
+	}
+}

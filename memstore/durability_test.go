@@ -422,6 +422,132 @@ func TestStore_CaseCollisions(t *testing.T) {
 	}
 }
 
+// TestStore_LookAlikeCollisions refuses a new name that reads as an
+// existing sibling, or as another new name of the same write, in letter
+// case, fullwidth or Cyrillic and Greek look-alike letters, and keeps
+// names written in those scripts creatable.
+func TestStore_LookAlikeCollisions(t *testing.T) {
+	ctx := context.Background()
+	create := func(p string) func(s *memstore.Store) error {
+		return func(s *memstore.Store) error {
+			_, err := s.Create(ctx, p, "# T\n", nil)
+			return err
+		}
+	}
+	put := func(ps ...string) func(s *memstore.Store) error {
+		return func(s *memstore.Store) error {
+			files := map[string]string{}
+			for _, p := range ps {
+				files[p] = "# T\n"
+			}
+			_, err := s.Put(ctx, files, nil)
+			return err
+		}
+	}
+	rename := func(from, to string) func(s *memstore.Store) error {
+		return func(s *memstore.Store) error {
+			_, err := s.Rename(ctx, from, to, nil)
+			return err
+		}
+	}
+	const ws = "/memories/workspaces/"
+	tests := []struct {
+		name  string
+		op    func(s *memstore.Store) error
+		other string // the existing path a refusal names; "" when accepted
+	}{
+		{"case only", create(ws + "SALES/task.md"), ws + "sales"},
+		{"fullwidth", create(ws + "\uff53\uff41\uff4c\uff45\uff53/task.md"), ws + "sales"},
+		{"fullwidth capitals", create(ws + "\uff33\uff21\uff2c\uff25\uff33/task.md"), ws + "sales"},
+		{"mathematical bold", create(ws + "\U0001d42c\U0001d41a\U0001d425\U0001d41e\U0001d42c/task.md"), ws + "sales"},
+		{"cyrillic", create(ws + "\u0455\u0430l\u0435\u0455/task.md"), ws + "sales"},                                                                               // ѕ а е ѕ, Latin l
+		{"cyrillic only", create(ws + "\u0455\u0430\u04cf\u0435\u0455/task.md"), ws + "sales"},                                                                     // with palochka for l
+		{"cyrillic capitals", create(ws + "\u0405\u0410L\u0415\u0405/task.md"), ws + "sales"},                                                                      // Ѕ А Е Ѕ
+		{"greek", create(ws + "s\u03b1l\u03b5s/task.md"), ws + "sales"},                                                                                            // α ε
+		{"greek capitals", create(ws + "\u039d\u039f\u03a4\u0395S/task.md"), ws + "notes"},                                                                         // Ν Ο Τ Ε
+		{"mixed case and scripts", create(ws + "S\u0430\uff4c\u03b5s/task.md"), ws + "sales"},                                                                      // Cyrillic а, fullwidth l, Greek ε
+		{"file name", create(ws + "sales/t\u0430sk.md"), ws + "sales/task.md"},                                                                                     // Cyrillic а
+		{"latin letter in a cyrillic name", create(ws + "\u043f\u0440o\u0434\u0430\u0436\u0438/task.md"), ws + "\u043f\u0440\u043e\u0434\u0430\u0436\u0438"},       // прoдажи, Latin o
+		{"case of a cyrillic name", create(ws + "\u041f\u0420\u041e\u0414\u0410\u0416\u0418/task.md"), ws + "\u043f\u0440\u043e\u0434\u0430\u0436\u0438"},          // ПРОДАЖИ
+		{"case of a greek name", create(ws + "\u03a0\u03a9\u039b\u0389\u03a3\u0395\u0399\u03a3/task.md"), ws + "\u03c0\u03c9\u03bb\u03ae\u03c3\u03b5\u03b9\u03c2"}, // ΠΩΛΉΣΕΙΣ, final sigma
+		{"two new names in one write", put(ws+"team/a.md", ws+"\uff54\uff45\uff41\uff4d/b.md"), "-"},
+		{"two new file names in one write", put(ws+"sales/a.md", ws+"sales/\u0430.md"), "-"}, // Cyrillic а
+		{"rename onto a look-alike of another file", rename(ws+"sales/notes.md", ws+"sales/t\u0430sk.md"), ws + "sales/task.md"},
+		{"rename a directory onto a look-alike", rename(ws+"\u043f\u0440\u043e\u0434\u0430\u0436\u0438", ws+"\u0455\u0430l\u0435\u0455"), ws + "sales"},
+
+		{"cyrillic name", create(ws + "\u043c\u0430\u0440\u043a\u0435\u0442\u0438\u043d\u0433/task.md"), ""},                             // маркетинг
+		{"greek name", create(ws + "\u03bb\u03bf\u03b3\u03b9\u03c3\u03c4\u03b9\u03ba\u03ae/task.md"), ""},                                // λογιστική
+		{"two cyrillic names in one write", put(ws+"\u0441\u043a\u043b\u0430\u0434/a.md", ws+"\u043a\u0430\u0434\u0440\u044b/b.md"), ""}, // склад, кадры
+		{"cyrillic look-alikes of nothing", create(ws + "\u0441\u043e\u0440/task.md"), ""},                                               // сор
+		{"fullwidth with no look-alike sibling", create(ws + "\uff4d\uff41\uff52\uff4b\uff45\uff54/task.md"), ""},
+		{"fullwidth digits", create(ws + "sales/\uff12\uff10\uff12\uff14\u5e74.md"), ""}, // ２０２４年
+		{"accent", create(ws + "s\u00e1les/task.md"), ""},
+		{"rename onto a look-alike of itself", rename(ws+"sales/notes.md", ws+"sales/n\u043etes.md"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := openPlain(t, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Put(ctx, map[string]string{
+				ws + "sales/task.md":  "# T\n",
+				ws + "sales/notes.md": "# N\n",
+				ws + "notes/task.md":  "# T\n",
+				ws + "\u043f\u0440\u043e\u0434\u0430\u0436\u0438/task.md":       "# T\n", // продажи
+				ws + "\u03c0\u03c9\u03bb\u03ae\u03c3\u03b5\u03b9\u03c2/task.md": "# T\n", // πωλήσεις
+			}, nil); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := s.Head()
+			err = tt.op(s)
+			if tt.other == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, memstore.ErrRejected) || !strings.Contains(err.Error(), "only in letter case or look-alike characters") {
+				t.Fatalf("got %v, want a look-alike rejection", err)
+			}
+			if tt.other != "-" && !strings.Contains(err.Error(), "the existing "+tt.other+" ") {
+				t.Errorf("got %v, want it to name %s", err, tt.other)
+			}
+			if after, _ := s.Head(); after != before {
+				t.Error("a refused write made a commit")
+			}
+		})
+	}
+}
+
+// TestStore_LookAlikePairFromBefore keeps both names of a look-alike pair
+// that predates the check writable: only a new name is refused.
+func TestStore_LookAlikePairFromBefore(t *testing.T) {
+	s, err := openPlain(t, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/memories/workspaces/sales/task.md", "# T\n")
+	full := "\uff53\uff41\uff4c\uff45\uff53" // ｓａｌｅｓ
+	if err := os.MkdirAll(filepath.Join(s.Dir(), "workspaces", full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), "workspaces", full, "task.md"), []byte("# T\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, s, "add", "-A")
+	gitCmd(t, s, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "a pair from before the check")
+	for _, p := range []string{"/memories/workspaces/sales/more.md", "/memories/workspaces/" + full + "/more.md"} {
+		if _, err := s.Create(context.Background(), p, "# More\n", nil); err != nil {
+			t.Errorf("Create(%s): %v", p, err)
+		}
+	}
+	_, err = s.Create(context.Background(), "/memories/workspaces/SALES/task.md", "# T\n", nil)
+	if !errors.Is(err, memstore.ErrRejected) {
+		t.Errorf("a third name of the pair: %v, want ErrRejected", err)
+	}
+}
+
 // TestStore_PathBelowAFile answers a path that continues below a file with
 // what is wrong, not a retry, and logs no host path.
 func TestStore_PathBelowAFile(t *testing.T) {

@@ -604,11 +604,14 @@ func (s *Store) lockedWrite(ctx context.Context, fn func() (WriteResult, error))
 	return res, err
 }
 
-// checkCase refuses changes that would put two names differing only in
-// case in one directory: they collide in clones on case-insensitive file
-// systems (macOS, Windows). A rename that changes only the case is fine.
-// The refusal names the existing path only to a principal who may read
-// it.
+// checkCase refuses changes that would put a new name next to a sibling
+// that differs from it only in letter case or look-alike characters (see
+// nameKeys): names differing in case collide in clones on case-insensitive
+// file systems (macOS, Windows), and a look-alike (ｓａｌｅｓ, or sales
+// spelt with Cyrillic letters) reads as the sibling in every listing. A
+// rename that changes only the case is fine. A name the tree already holds
+// is not new, so a pair that predates the check can still be written to.
+// The refusal names the existing path only to a principal who may read it.
 func (s *Store) checkCase(ctx context.Context, tree *object.Tree, changes []change) error {
 	collision := func(p, other string) error {
 		if who, restricted := principalOf(ctx); restricted && !s.opts.Policy.Visible(who, virtual(other), s.aclAt(tree.Hash)) {
@@ -630,7 +633,11 @@ func (s *Store) checkCase(ctx context.Context, tree *object.Tree, changes []chan
 		}
 		return false
 	}
-	seen := map[string]string{} // lower-cased path -> path, across this commit's files
+	// done holds the paths checked for an earlier file of this commit;
+	// seen maps each key (see nameKeys) of the new ones to the path, to find
+	// two of them that collide.
+	done := map[string]bool{}
+	seen := [2]map[string]string{{}, {}}
 	for _, c := range changes {
 		if c.Delete {
 			continue
@@ -638,18 +645,24 @@ func (s *Store) checkCase(ctx context.Context, tree *object.Tree, changes []chan
 		parts := strings.Split(c.Path, "/")
 		for i := range parts {
 			prefix := strings.Join(parts[:i+1], "/")
-			lower := strings.ToLower(prefix)
-			if other, ok := seen[lower]; ok {
-				if other != prefix {
+			if done[prefix] {
+				continue
+			}
+			done[prefix] = true
+			dir := strings.Join(parts[:i], "/")
+			entries := dirEntries(tree, dir)
+			if slices.Contains(entries, parts[i]) {
+				continue // not new
+			}
+			for k, key := range keysOf(prefix) {
+				if other, ok := seen[k][key]; ok {
 					return collision(prefix, other)
 				}
-				continue // checked for an earlier file of this commit
+				seen[k][key] = prefix
 			}
-			seen[lower] = prefix
-			dir := strings.Join(parts[:i], "/")
-			for _, e := range dirEntries(tree, dir) {
-				other := path.Join(dir, e)
-				if e != parts[i] && strings.EqualFold(e, parts[i]) && !gone(other) {
+			elem := keysOf(parts[i])
+			for _, e := range entries {
+				if other := path.Join(dir, e); elem.collides(keysOf(e)) && !gone(other) {
 					return collision(prefix, other)
 				}
 			}
@@ -657,6 +670,19 @@ func (s *Store) checkCase(ctx context.Context, tree *object.Tree, changes []chan
 	}
 	return nil
 }
+
+// nameKeys holds the two keys under which a path element, or a path,
+// collides with another: its letter-case fold ([gate.FoldCase]) and its
+// look-alike skeleton ([gate.Skeleton]). Neither key implies the other
+// (Cyrillic НОТА and нота differ only in case, yet their skeletons differ),
+// so two names collide when either key is equal. Both keys map a path element by
+// element: a slash stays a slash, and no element gate.Path accepts folds
+// into one.
+type nameKeys [2]string
+
+func keysOf(name string) nameKeys { return nameKeys{gate.FoldCase(name), gate.Skeleton(name)} }
+
+func (k nameKeys) collides(o nameKeys) bool { return k[0] == o[0] || k[1] == o[1] }
 
 // dirEntries lists the names in the directory dir of tree (none when dir is
 // absent or a file: nothing to collide with).
@@ -676,15 +702,17 @@ func dirEntries(tree *object.Tree, dir string) []string {
 }
 
 // caseCollision is the refusal of a path p differing from the existing
-// path other only in letter case; other is left unnamed when "".
+// path other only in letter case or look-alike characters; other is left
+// unnamed when "".
 func caseCollision(p, other string) error {
 	existing := "an existing name"
 	if other != "" {
 		existing = "the existing " + virtual(other)
 	}
 	return &Error{Kind: ErrRejected,
-		Msg:  fmt.Sprintf("Error: %s differs from %s only in letter case; the two collide on case-insensitive file systems.", virtual(p), existing),
-		Hint: "Use the existing name, or a name that differs by more than case. Nothing was written."}
+		Msg: fmt.Sprintf("Error: %s collides with %s because the two differ only in letter case or look-alike characters (fullwidth letters, Cyrillic or Greek letters that look like Latin ones): they read as one name, and names differing in case collide on case-insensitive file systems.",
+			virtual(p), existing),
+		Hint: "Use the existing name, or a name that differs by more than letter case and look-alike characters. Nothing was written."}
 }
 
 // Head returns the hash of the current commit.
@@ -933,9 +961,9 @@ func (s *Store) write(ctx context.Context, head *object.Commit, changes []change
 }
 
 // checkChanges runs the write gate, the workspace cap and the letter-case
-// check on changes made on top of head. sizesAt is the published commit
-// whose working files the workspace totals are counted from. It returns
-// the size change of each workspace.
+// and look-alike check on changes made on top of head. sizesAt is the
+// published commit whose working files the workspace totals are counted
+// from. It returns the size change of each workspace.
 func (s *Store) checkChanges(ctx context.Context, head *object.Commit, sizesAt plumbing.Hash, changes []change) (map[string]int64, error) {
 	lim := s.opts.Limits
 	deltas := map[string]int64{}

@@ -18,6 +18,8 @@ func FuzzPath(f *testing.F) {
 		"/memories", "/memories/", "/memories/a/b.md", "/memories/../etc", "/memories/%2e%2e/x",
 		"/memories/a\\b", "/memories/\uff0e\uff0e/x", "/memories/.git/config", "/memories/a//b",
 		"/memories/a\u202eb.md", "/memories/\xff", "/memoriesX", "/memories/notes/café.md",
+		"/memories/workspaces/\uff53\uff41\uff4c\uff45\uff53/task.md", "/memories/workspaces/\u0455\u0430l\u0435\u0455/x.md",
+		"/memories/\u03a0\u03a9\u039b\u0389\u03a3/\u0451\u0301.md",
 	} {
 		f.Add(s)
 	}
@@ -55,6 +57,17 @@ func FuzzPath(f *testing.F) {
 		for _, e := range elems {
 			if e == "" || strings.HasPrefix(e, ".") || len(e) > lim.MaxNameBytes {
 				t.Fatalf("Path(%q) = %q, bad element %q", in, rel, e)
+			}
+		}
+		// The store keys whole paths: a key must be the keys of the
+		// elements joined by slashes.
+		for name, key := range map[string]func(string) string{"FoldCase": FoldCase, "Skeleton": Skeleton} {
+			keys := make([]string, len(elems))
+			for i, e := range elems {
+				keys[i] = key(e)
+			}
+			if got, want := key(rel), strings.Join(keys, "/"); got != want {
+				t.Fatalf("%s(%q) = %q, want the elements' keys %q", name, rel, got, want)
 			}
 		}
 	})

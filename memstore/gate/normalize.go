@@ -182,6 +182,15 @@ var confusables = func() map[rune]rune {
 	return m
 }()
 
+// latinLookalike returns the Latin letter r looks like when r is one of
+// the confusables, else r itself.
+func latinLookalike(r rune) rune {
+	if c, ok := confusables[r]; ok {
+		return c
+	}
+	return r
+}
+
 // foldConfusables returns l with the look-alike letters of each word that
 // disguises a Latin one written in Latin letters (see confusables): a
 // word, a run of letters, all of whose letters outside ASCII have a Latin
@@ -210,12 +219,7 @@ func foldConfusables(l string) string {
 			j += size
 		}
 		if lookalike && !other {
-			folded := strings.Map(func(r rune) rune {
-				if c, ok := confusables[r]; ok {
-					return c
-				}
-				return r
-			}, l[i:j])
+			folded := strings.Map(latinLookalike, l[i:j])
 			if ascii || isCredentialField(folded) {
 				b.WriteString(l[last:i])
 				b.WriteString(folded)

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -44,6 +45,12 @@ const pathHint = "Use a path like /memories/notes/topic.md: elements separated b
 // Path also refuses, with Rule "secret", an element that holds a
 // credential (a token in a file or directory name would land in the tree
 // and the commit message), using the detectors of [Content].
+//
+// Path accepts letters of every script, fullwidth and other compatibility
+// forms included: they change what a name reads as, not where it leads, and
+// names such as ２０２４年 or продажи are ordinary. Whether a name reads as
+// one of its siblings is for the caller, who knows the siblings, to decide
+// with [FoldCase] and [Skeleton].
 //
 // Path never repeats the offending bytes in its message: elements are named
 // by position and characters by code point.
@@ -149,6 +156,44 @@ func badRune(r rune) string {
 		return "a look-alike of a dot, slash or backslash"
 	}
 	return ""
+}
+
+// FoldCase returns the key under which path elements that differ only in
+// letter case are equal, whichever letters a case-insensitive file system
+// (macOS, Windows) takes to be one: name in NFKD, folded with Unicode full
+// case folding (golang.org/x/text/cases.Fold), then in NFC. Compatibility
+// forms fold too: fullwidth ＳＡＬＥＳ, SALES and sales share a key, and
+// so do ΟΔΟΣ and οδος (final sigma) and Straße and STRASSE.
+func FoldCase(name string) string {
+	if !hasNonASCII(name) {
+		return strings.ToLower(name)
+	}
+	return norm.NFC.String(cases.Fold().String(norm.NFKD.String(name)))
+}
+
+// Skeleton returns the key under which path elements that read as one
+// another are equal: name in NFKD (fullwidth and other compatibility forms
+// become plain letters, accents come apart from their letters), each
+// Cyrillic or Greek letter that looks like a Latin one replaced by that
+// letter (the confusables the content scan uses), then case-folded and in
+// NFC as by [FoldCase]. ｓａｌｅｓ, sаlеs with a Cyrillic а and е, and
+// SALES all have the skeleton sales; Cyrillic ё that of Latin ë.
+//
+// Unlike the content scan, which folds only words that disguise a Latin
+// one, Skeleton folds every look-alike letter, so a name in another script
+// with one letter swapped for a Latin twin (прoдажи with a Latin o) has the
+// skeleton of the original too. Letters that look like no Latin letter are
+// kept, so names written in Cyrillic or Greek keep distinct skeletons:
+// продажи and маркетинг stay apart.
+//
+// Two names that differ only in case can still differ in skeleton
+// (Cyrillic Н looks like H, its lower case н like no Latin letter), so a
+// caller that refuses look-alikes compares the [FoldCase] keys too.
+func Skeleton(name string) string {
+	if !hasNonASCII(name) {
+		return strings.ToLower(name)
+	}
+	return norm.NFC.String(cases.Fold().String(strings.Map(latinLookalike, norm.NFKD.String(name))))
 }
 
 // assigned lists the categories of assigned, non-surrogate characters.

@@ -33,6 +33,12 @@ func TestPath(t *testing.T) {
 		{"depth 8", "/memories/" + strings.Repeat("d/", 7) + "f.md", strings.Repeat("d/", 7) + "f.md", ""},
 		{"name 128 bytes", "/memories/" + strings.Repeat("a", 125) + ".md", strings.Repeat("a", 125) + ".md", ""},
 		{"katakana no", "/memories/notes/ノート.md", "notes/ノート.md", ""},
+		// Look-alike letters are the store's to refuse next to their twin.
+		{"fullwidth letters", "/memories/workspaces/\uff53\uff41\uff4c\uff45\uff53/task.md", "workspaces/\uff53\uff41\uff4c\uff45\uff53/task.md", ""},
+		{"fullwidth digits", "/memories/notes/\uff12\uff10\uff12\uff14\u5e74.md", "notes/\uff12\uff10\uff12\uff14\u5e74.md", ""},
+		{"cyrillic look-alikes", "/memories/workspaces/\u0455\u0430l\u0435\u0455/task.md", "workspaces/\u0455\u0430l\u0435\u0455/task.md", ""},
+		{"cyrillic", "/memories/workspaces/продажи/task.md", "workspaces/продажи/task.md", ""},
+		{"greek", "/memories/workspaces/πωλήσεις/task.md", "workspaces/πωλήσεις/task.md", ""},
 
 		// Outside /memories.
 		{"empty", "", "", RulePath},
@@ -359,5 +365,52 @@ func TestPath_Secret(t *testing.T) {
 		if _, err := Path(p, DefaultLimits()); err != nil {
 			t.Errorf("Path(%q) = %v, want nil", p, err)
 		}
+	}
+}
+
+// TestFoldCase_Skeleton checks which pairs of path elements share a
+// letter-case key and which a look-alike skeleton: the store refuses a new
+// name that shares either with a sibling.
+func TestFoldCase_Skeleton(t *testing.T) {
+	tests := []struct {
+		name       string
+		a, b       string
+		fold, skel bool // a and b share FoldCase, Skeleton
+	}{
+		{"equal", "sales", "sales", true, true},
+		{"case only", "sales", "SaLeS", true, true},
+		{"fullwidth", "sales", "\uff53\uff41\uff4c\uff45\uff53", true, true},
+		{"fullwidth capitals", "sales", "\uff33\uff21\uff2c\uff25\uff33", true, true},
+		{"mathematical bold", "sales", "\U0001d42c\U0001d41a\U0001d425\U0001d41e\U0001d42c", true, true},
+		{"cyrillic", "sales", "\u0455\u0430l\u0435\u0455", false, true},           // ѕ а е ѕ
+		{"cyrillic only", "sales", "\u0455\u0430\u04cf\u0435\u0455", false, true}, // with palochka
+		{"cyrillic capitals", "SALES", "\u0405\u0410L\u0415\u0405", false, true},  // Ѕ А Е Ѕ
+		{"cyrillic capitals, latin lower", "sales", "\u0405\u0410L\u0415\u0405", false, true},
+		{"greek", "sales", "s\u03b1l\u03b5s", false, true},                    // α ε
+		{"greek capitals", "notes", "\u039d\u039f\u03a4\u0395S", false, true}, // Ν Ο Τ Ε
+		{"mixed", "sales", "S\u0430\uff4c\u03b5s", false, true},               // Cyrillic а, fullwidth l, Greek ε
+		{"accented twin", "\u00eb", "\u0451", false, true},                    // Latin ë, Cyrillic ё
+		{"latin letter in a cyrillic name", "продажи", "прoдажи", false, true},
+		{"cyrillic case", "продажи", "ПРОДАЖИ", true, true},
+		{"cyrillic case, no latin twin", "нота", "НОТА", true, false},
+		{"greek final sigma", "πωλήσεις", "ΠΩΛΉΣΕΙΣ", true, false},
+		{"full case folding", "straße", "STRASSE", true, true},
+		{"distinct cyrillic", "продажи", "маркетинг", false, false},
+		{"distinct cyrillic, one letter", "сок", "сор", false, false},
+		{"distinct greek", "πωλήσεις", "λογιστική", false, false},
+		{"cyrillic not a latin word", "продажи", "prodazhi", false, false},
+		{"accent", "sales", "s\u00e1les", false, false},
+		{"capital nu is not v", "van", "\u039dan", false, false},
+		{"distinct latin", "sales", "sale", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FoldCase(tt.a) == FoldCase(tt.b); got != tt.fold {
+				t.Errorf("FoldCase(%q) = %q, FoldCase(%q) = %q; equal %v, want %v", tt.a, FoldCase(tt.a), tt.b, FoldCase(tt.b), got, tt.fold)
+			}
+			if got := Skeleton(tt.a) == Skeleton(tt.b); got != tt.skel {
+				t.Errorf("Skeleton(%q) = %q, Skeleton(%q) = %q; equal %v, want %v", tt.a, Skeleton(tt.a), tt.b, Skeleton(tt.b), got, tt.skel)
+			}
+		})
 	}
 }
