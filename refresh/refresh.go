@@ -407,6 +407,11 @@ func (r *Refresher) Refresh(ctx context.Context, req Request) (res Result, err e
 	retainc := make(chan retained, 1)
 	go func() {
 		added, err := r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha, bound)
+		if errors.Is(err, errVanished) {
+			if _, err = r.snaps.Put(t.JSON()); err == nil {
+				added, err = r.snaps.Retain(context.WithoutCancel(ctx), req.Workspace, req.Artifact, so.sha, bound)
+			}
+		}
 		retainc <- retained{added, err}
 	}()
 	next.Snapshot = &SnapshotRef{SHA256: so.sha, Rows: t.Rows, Columns: len(t.Columns), RefreshedAt: r.opts.Now().UTC().Truncate(time.Second), Source: ref}

@@ -308,3 +308,35 @@ func TestSnapshots_RetainHoldsTheBoundSnapshot(t *testing.T) {
 		check(step.name, step.want, step.gone...)
 	}
 }
+
+// TestSnapshots_RetainVanished: a snapshot deleted between its Put and
+// its Retain (another artifact's failed refresh of the same data discarded
+// it) is not recorded as retained; stored again, it is.
+func TestSnapshots_RetainVanished(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSnapshots(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"v":"shared"}`)
+	sha, err := s.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Discard(ctx, sha) // the other artifact's refresh failed
+	if _, err := s.Retain(ctx, "ws", "dash", sha, ""); !errors.Is(err, errVanished) {
+		t.Fatalf("Retain of a deleted snapshot: %v, want errVanished", err)
+	}
+	if refs := s.readRefs(s.refsFile("ws", "dash")); len(refs) != 0 {
+		t.Fatalf("a deleted snapshot was recorded as retained: %v", refs)
+	}
+	if _, err := s.Put(data); err != nil {
+		t.Fatal(err)
+	}
+	if added, err := s.Retain(ctx, "ws", "dash", sha, ""); err != nil || !added {
+		t.Fatalf("Retain after storing it again: added %v, %v", added, err)
+	}
+	if _, err := s.Bound("ws", "dash", sha); err != nil {
+		t.Errorf("the retained snapshot: %v", err)
+	}
+}

@@ -127,17 +127,28 @@ func (s *Snapshots) refsFile(ws, artifact string) string {
 	return filepath.Join(s.dir, "artifacts", ws, artifact+".refs")
 }
 
+// errVanished is Retain's refusal of a snapshot that is no longer stored.
+var errVanished = errors.New("refresh: the snapshot was deleted before it was retained")
+
 // Retain records sha as the artifact's newest snapshot and deletes the
 // artifact's snapshots beyond the newest keep that no artifact still
 // retains, except hold (when not ""): the snapshot the artifact is bound to
 // until the commit that binds sha lands, which the next Retain drops.
 // added says sha was not retained by the artifact before (see Release).
+//
+// A snapshot is stored (Put) before it is retained, and in between a
+// failed refresh of another artifact that loaded the same data may delete
+// it (Discard). Retain then records nothing and returns errVanished: Put
+// it again and retry.
 func (s *Snapshots) Retain(ctx context.Context, ws, artifact, sha, hold string) (added bool, err error) {
 	unlock, err := lockFile(ctx, filepath.Join(s.dir, "locks", "store.lock"))
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
+	if _, err := os.Stat(s.object(sha)); errors.Is(err, fs.ErrNotExist) {
+		return false, errVanished
+	}
 	refs := s.readRefs(s.refsFile(ws, artifact))
 	added = !slices.Contains(refs, sha)
 	refs = append(slices.DeleteFunc(refs, func(r string) bool { return r == sha }), sha)
