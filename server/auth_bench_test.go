@@ -36,14 +36,14 @@ func BenchmarkAuthenticate(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			r, _ := http.NewRequest(http.MethodPost, "/mcp", nil)
 			r.Header.Set("Authorization", "Bearer "+tc.token)
-			if _, f := a.authenticate(r); f != nil {
+			if _, _, f := a.authenticate(r); f != nil {
 				b.Fatal(f.reason)
 			}
 			for b.Loop() {
 				if tc.uncached {
 					clear(a.oidc.verified)
 				}
-				if _, f := a.authenticate(r); f != nil {
+				if _, _, f := a.authenticate(r); f != nil {
 					b.Fatal(f.reason)
 				}
 			}
@@ -69,7 +69,7 @@ func TestOIDCVerifiedCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if p, f := o.verify(t.Context(), tok); f != nil || p.User != "alice" {
+		if p, _, f := o.verify(t.Context(), tok); f != nil || p.User != "alice" {
 			t.Fatalf("verify %d: %+v %+v", i, p, f)
 		}
 	}
@@ -77,7 +77,7 @@ func TestOIDCVerifiedCache(t *testing.T) {
 		t.Errorf("%d cached tokens, want 1", len(o.verified))
 	}
 	now = now.Add(2 * time.Minute)
-	if _, f := o.verify(t.Context(), tok); f == nil || f.reason != "token expired" {
+	if _, _, f := o.verify(t.Context(), tok); f == nil || f.reason != "token expired" {
 		t.Errorf("expired cached token: %+v, want refused as expired", f)
 	}
 }

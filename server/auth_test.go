@@ -2,12 +2,18 @@ package server_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,6 +255,8 @@ func TestAuth_Principals(t *testing.T) {
 		{name: "oidc without the user claim", header: "Bearer " + iss.token(t, "u-7", nil), invalid: true},
 		{name: "oidc user claim naming a path", header: "Bearer " + iss.token(t, "u-8", jwt.MapClaims{"preferred_username": "../bob"}), invalid: true},
 		{name: "oidc not yet valid", header: "Bearer " + iss.token(t, "u-9", jwt.MapClaims{"preferred_username": "ivy", "nbf": time.Now().Add(time.Hour).Unix()}), invalid: true},
+		{name: "oidc alg none", header: "Bearer " + unsigned(t, iss), invalid: true},
+		{name: "oidc HS256 keyed with the issuer's public key", header: "Bearer " + hmacWithPublicKey(t, iss), invalid: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,8 +299,185 @@ func TestAuth_Principals(t *testing.T) {
 	}
 }
 
+// forgedClaims are the claims of the forged tokens: a valid issuer,
+// audience and expiry.
+func forgedClaims(t testing.TB, iss *issuer) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"iss": iss.m.Issuer(), "aud": testAudience, "sub": "eve",
+		"preferred_username": "eve", "exp": time.Now().Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// unsigned is a token with alg none.
+func unsigned(t testing.TB, iss *issuer) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + forgedClaims(t, iss) + "."
+}
+
+// hmacWithPublicKey is a token signed with HS256 keyed with the issuer's
+// public key, which a verifier confusing algorithms would accept.
+func hmacWithPublicKey(t testing.TB, iss *issuer) string {
+	t.Helper()
+	pub, err := x509.MarshalPKIXPublicKey(&iss.m.Keypair.PrivateKey.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, err := iss.m.Keypair.KeyID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT","kid":"`+kid+`"}`)) +
+		"." + forgedClaims(t, iss)
+	mac := hmac.New(sha256.New, pub)
+	mac.Write([]byte(signed))
+	return signed + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
 func equalPrincipal(a, b access.Principal) bool {
 	return a.User == b.User && a.Kind == b.Kind && a.Admin == b.Admin && strings.Join(a.Groups, ",") == strings.Join(b.Groups, ",")
+}
+
+// TestAuth_OIDCUserNames: an OIDC user is named by the configured claim
+// only when the issuer vouches for it and it cannot pass for someone else:
+// an email that is not verified, a static token's user (ignoring case) or
+// a name with control characters is refused with 401 invalid_token, and
+// the log says why.
+func TestAuth_OIDCUserNames(t *testing.T) {
+	iss := startIssuer(t)
+	servers := map[string]*authServer{}
+	for _, c := range []string{"email", "preferred_username"} {
+		servers[c] = listenAuth(t, func(cfg *server.Config) {
+			cfg.HTTP.Auth = testAuth(iss)
+			cfg.HTTP.Auth.OIDC.UserClaim = c
+		}, nil)
+	}
+	tests := []struct {
+		name   string
+		claim  string // http.auth.oidc.user_claim
+		claims jwt.MapClaims
+		want   access.Principal // zero: refused
+		reason string           // in the log line of a refusal
+	}{
+		{name: "verified email", claim: "email", claims: jwt.MapClaims{"email": "kim@example.com", "email_verified": true},
+			want: access.Principal{User: "kim@example.com", Kind: access.KindPerson}},
+		{name: `email_verified "true"`, claim: "email", claims: jwt.MapClaims{"email": "kim@example.com", "email_verified": "true"},
+			want: access.Principal{User: "kim@example.com", Kind: access.KindPerson}},
+		{name: "unverified email", claim: "email", claims: jwt.MapClaims{"email": "kim@example.com", "email_verified": false},
+			reason: "email_verified is not true"},
+		{name: "email without email_verified", claim: "email", claims: jwt.MapClaims{"email": "kim@example.com"},
+			reason: "email_verified is not true"},
+		{name: "unverified email naming an admin", claim: "email", claims: jwt.MapClaims{"email": "root", "email_verified": false},
+			reason: "email_verified is not true"},
+		{name: "verified email naming a static user", claim: "email", claims: jwt.MapClaims{"email": "root", "email_verified": true},
+			reason: `OIDC user \"root\" (claim email) is the user of static token http.auth.tokens.root`},
+		{name: "static user", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "alice"},
+			reason: "is the user of static token http.auth.tokens.alice"},
+		{name: "static user in other case", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "Ci-Bot"},
+			reason: "is the user of static token http.auth.tokens.ci"},
+		{name: "a user without a static token", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "olga"},
+			want: access.Principal{User: "olga", Kind: access.KindPerson}},
+		{name: "newline", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "mallory\nApproved-by: olga"},
+			reason: "control character"},
+		{name: "carriage return", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "mal\rlory"},
+			reason: "control character"},
+		{name: "bidi override", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "\u202eecila"},
+			reason: "control character"},
+		{name: "line separator", claim: "preferred_username", claims: jwt.MapClaims{"preferred_username": "a\u2028b"},
+			reason: "control character"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := servers[tt.claim]
+			tok := iss.token(t, fmt.Sprint("u-", i), tt.claims)
+			resp, body := send(t, http.MethodPost, srv.url, tok, initBody)
+			if tt.want.User == "" {
+				if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+					t.Fatalf("status %d %q, want 401 invalid_token: %.200s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+				}
+				if logs := srv.logs.String(); !strings.Contains(logs, tt.reason) {
+					t.Errorf("the log does not say %q:\n%s", tt.reason, logs)
+				}
+				return
+			}
+			cs, err := connectAs(t, srv.url, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := whoami(t, cs); !equalPrincipal(got, tt.want) {
+				t.Errorf("principal %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAuth_JunkTokens sends anonymous tokens that no key of the issuer
+// verifies: a made-up key ID, none, the issuer's key ID with a junk
+// signature. Each is refused, none makes selmem fetch the issuer's keys
+// again (which go-oidc's RemoteKeySet did for every one), and the log
+// holds a bounded number of WARN lines for them.
+func TestAuth_JunkTokens(t *testing.T) {
+	m, err := mockoidc.NewServer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetches atomic.Int64
+	if err := m.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == mockoidc.JWKSEndpoint {
+				fetches.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ln, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown() })
+	iss := &issuer{m: m}
+	srv := listenAuth(t, func(c *server.Config) { c.HTTP.Auth = testAuth(iss) }, nil)
+	if resp, body := send(t, http.MethodPost, srv.url, iss.token(t, "u", jwt.MapClaims{"preferred_username": "kim"}), initBody); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a valid token: %d %s", resp.StatusCode, body)
+	}
+	if got := fetches.Load(); got != 1 {
+		t.Fatalf("%d fetches of the issuer's keys for the first token, want 1", got)
+	}
+	kid, err := m.Keypair.KeyID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	junk := func(header string) string {
+		return b64([]byte(header)) + "." + b64([]byte(`{}`)) + "." + b64([]byte("sig"))
+	}
+	const each = 50
+	tokens := map[string]string{
+		"made-up kid":  junk(`{"alg":"RS256","kid":"made-up"}`),
+		"no kid":       junk(`{"alg":"RS256"}`),
+		"issuer's kid": junk(`{"alg":"RS256","kid":"` + kid + `"}`),
+	}
+	for name, tok := range tokens {
+		for range each {
+			if resp, body := send(t, http.MethodPost, srv.url, tok, initBody); resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("%s: %d %s, want 401", name, resp.StatusCode, body)
+			}
+		}
+	}
+	// The first token fetched the keys just now, within the refetch
+	// interval: none of the junk may fetch them again.
+	if got := fetches.Load() - 1; got > 0 {
+		t.Errorf("%d junk tokens made selmem fetch the issuer's keys %d times, want 0", len(tokens)*each, got)
+	}
+	if got, limit := strings.Count(srv.logs.String(), "level=WARN msg=\"refused an unauthenticated request"), 20; got > limit {
+		t.Errorf("%d WARN lines for %d refused tokens, want at most %d", got, len(tokens)*each, limit)
+	}
 }
 
 // TestAuth_ExpiredMidSession: every request is authenticated, not only
@@ -313,6 +498,89 @@ func TestAuth_ExpiredMidSession(t *testing.T) {
 	resp, _ = send(t, http.MethodPost, srv.url, expired, pingBody, sid...)
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "expired") {
 		t.Errorf("expired token: %d %q, want 401 saying the token expired", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// eventStream is a GET event stream of a session, read until it ends.
+type eventStream struct {
+	session string
+	ended   chan struct{} // closed when the server ends the stream
+	endedAt time.Time     // set before ended is closed
+}
+
+// openEventStream initialises a session with token and opens its event
+// stream, with the same token.
+func openEventStream(t *testing.T, url, token string) *eventStream {
+	t.Helper()
+	resp, body := send(t, http.MethodPost, url, token, initBody)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	es := &eventStream{session: resp.Header.Get("Mcp-Session-Id"), ended: make(chan struct{})}
+	hdr := []string{"Mcp-Session-Id", es.session, "MCP-Protocol-Version", legacyVersion}
+	send(t, http.MethodPost, url, token, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...)
+	stream := getEventStream(t, url, token, es.session)
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", stream.StatusCode)
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, stream.Body)
+		es.endedAt = time.Now()
+		close(es.ended)
+	}()
+	return es
+}
+
+// getEventStream opens the event stream of session with token; the test's
+// end closes it.
+func getEventStream(t *testing.T, url, token, session string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", legacyVersion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestAuth_StreamEndsWithItsToken: an event stream (GET) is authenticated
+// when it opens; it ends when the OIDC token it was opened with stops
+// being accepted (expiry plus clock skew), so that its client comes back
+// with a fresh token. One opened with a static token, which does not
+// expire, stays open.
+func TestAuth_StreamEndsWithItsToken(t *testing.T) {
+	iss := startIssuer(t)
+	srv := listenAuth(t, func(c *server.Config) {
+		c.HTTP.Auth = testAuth(iss)
+		c.HTTP.Auth.OIDC.ClockSkew = time.Second
+	}, nil)
+	exp := time.Unix(time.Now().Add(3*time.Second).Unix(), 0) // a JWT's exp is in seconds
+	kim := openEventStream(t, srv.url, iss.token(t, "u-k", jwt.MapClaims{"preferred_username": "kim", "exp": exp.Unix()}))
+	alice := openEventStream(t, srv.url, tokAlice)
+	select {
+	case <-kim.ended:
+		if until := exp.Add(time.Second); kim.endedAt.Before(until.Add(-100 * time.Millisecond)) {
+			t.Errorf("the stream ended at %v, before its token expired (%v with the clock skew)", kim.endedAt, until)
+		}
+	case <-time.After(time.Until(exp) + 10*time.Second):
+		t.Fatal("the stream is still open 10s after its token expired")
+	}
+	select {
+	case <-alice.ended:
+		t.Error("the stream opened with a static token ended")
+	default:
+	}
+	fresh := iss.token(t, "u-k", jwt.MapClaims{"preferred_username": "kim"})
+	if resp := getEventStream(t, srv.url, fresh, kim.session); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET with a fresh token on the same session: %d", resp.StatusCode)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/selmem/selmem/memstore/access"
 )
@@ -164,15 +166,28 @@ func (a AuthConfig) validate(bad func(key, format string, args ...any)) {
 	}
 }
 
-// checkUserName accepts a user name that can name users/<u>/.
+// checkUserName accepts a user name that can name users/<u>/ and stand as
+// a commit's author and in its trailers: not empty, no path separators,
+// no surrounding space, valid UTF-8 without control or format characters
+// (a newline would start a trailer of its own; a bidi override would make
+// a name read as another).
 func checkUserName(u string) error {
 	switch {
 	case u == "":
 		return fmt.Errorf("must be set")
-	case u == "." || u == ".." || strings.ContainsAny(u, "/\\\x00") || strings.TrimSpace(u) != u:
+	case u == "." || u == ".." || strings.ContainsAny(u, "/\\") || strings.TrimSpace(u) != u:
 		return fmt.Errorf("%q cannot name a directory users/<user>/", u)
+	case !utf8.ValidString(u) || strings.IndexFunc(u, unprintable) >= 0:
+		return fmt.Errorf("%q holds a control character or is not valid UTF-8", u)
 	}
 	return nil
+}
+
+// unprintable reports whether r is a control character (NUL, newline,
+// DEL...), a format character (bidi overrides, zero-width spaces) or a
+// line or paragraph separator.
+func unprintable(r rune) bool {
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // redacted hides the token hashes: they are not secrets, but nothing that

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -46,13 +49,56 @@ func (h *HTTPServer) withAuth(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, f := h.auth.authenticate(r)
+		p, expires, f := h.auth.authenticate(r)
 		if f != nil {
 			h.refuseAuth(w, r, f)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(access.WithPrincipal(r.Context(), p)))
+		ctx := access.WithPrincipal(r.Context(), p)
+		if !expires.IsZero() {
+			ctx = context.WithValue(ctx, tokenExpiryKey{}, expires)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type tokenExpiryKey struct{}
+
+// tokenExpiry returns when the token that authenticated the request of ctx
+// stops being accepted; ok is false for a token that does not expire
+// (static tokens, no authentication).
+func tokenExpiry(ctx context.Context) (t time.Time, ok bool) {
+	t, ok = ctx.Value(tokenExpiryKey{}).(time.Time)
+	return t, ok
+}
+
+// refusalLogBurst is how many refused requests a minute are logged at
+// WARN; the rest are logged at DEBUG, so that a flood of junk tokens does
+// not flood the log.
+const refusalLogBurst = 20
+
+// refusalLog decides the level of the log line of a refused request.
+type refusalLog struct {
+	mu     sync.Mutex
+	window time.Time // start of the current minute
+	n      int       // refusals in it
+}
+
+// level returns the level of the next refusal's line; the first line of a
+// window says how many of the previous one went to DEBUG (demoted), the
+// last WARN line of a window that the rest will (last).
+func (l *refusalLog) level(now time.Time) (lvl slog.Level, demoted int, last bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.window) >= time.Minute {
+		demoted = max(l.n-refusalLogBurst, 0)
+		l.window, l.n = now, 0
+	}
+	l.n++
+	if l.n > refusalLogBurst {
+		return slog.LevelDebug, 0, false
+	}
+	return slog.LevelWarn, demoted, l.n == refusalLogBurst
 }
 
 // refuseAuth answers a request without a valid principal.
@@ -63,7 +109,16 @@ func (h *HTTPServer) refuseAuth(w http.ResponseWriter, r *http.Request, f *authF
 		http.Error(w, "Service Unavailable: the OIDC issuer cannot be reached to check the token", f.status)
 		return
 	}
-	h.log.Warn("refused an unauthenticated request", logKeyReason, f.reason, "path", r.URL.Path)
+	lvl, demoted, last := h.auth.refusals.level(time.Now())
+	args := []any{logKeyReason, f.reason, logKeyPath, r.URL.Path}
+	if demoted > 0 {
+		args = append(args, logKeyAtDebug, demoted)
+	}
+	msg := "refused an unauthenticated request"
+	if last {
+		msg += fmt.Sprintf(" (%d this minute: more are logged at DEBUG)", refusalLogBurst)
+	}
+	h.log.Log(r.Context(), lvl, msg, args...)
 	challenge := fmt.Sprintf("Bearer resource_metadata=%q", h.baseURL(r)+PathProtectedResource)
 	if len(h.cfg.Auth.Scopes) > 0 {
 		challenge += fmt.Sprintf(", scope=%q", strings.Join(h.cfg.Auth.Scopes, " "))

@@ -77,7 +77,8 @@ func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // servePost takes a request slot (503 beyond http.max_requests or
 // http.max_requests_per_principal), reads the body within the limits,
-// admits an initialize only below the session caps, refuses a request
+// admits an initialize only below the session caps (and drops any session
+// ID it carries: it starts a new session), refuses a request
 // without a session ID (400; an unknown ID is answered 404 by the
 // transport) and records the use of an existing session. The transport writes through a streamWriter, which
 // withholds or corrects the response as the protocol hooks decided and
@@ -107,6 +108,15 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	case env.modern:
 		id = "" // sessionless protocol: the header means nothing
 	case env.method == string(mcp.MethodInitialize):
+		// An initialize starts a new session; a client sends it without
+		// a session ID (a 404 tells it to "start a new session by sending
+		// a new InitializeRequest without a session ID attached"), and
+		// mcp-go ignores one. The header is dropped rather than checked:
+		// neither the relay nor the transport may take it for the session
+		// this request belongs to, and another principal's ID is refused
+		// no differently from an unknown one.
+		id = ""
+		r.Header.Del(mcpserver.HeaderKeySessionID)
 		if ok, limitKey := h.sessions.reserve(owner); !ok {
 			h.log.Warn("refused a new session: too many open", logKeyLimit, limitKey, logKeyUser, principalOf(r).String())
 			writeBusyError(w, body, "60",
@@ -185,9 +195,10 @@ func (h *HTTPServer) refuseBody(w http.ResponseWriter, status int, limit int64) 
 }
 
 // serveGet opens an event stream only on an open session with fewer than
-// maxStreams open (503 beyond), and keeps the session from idling out
-// while the stream is open. A GET without a session would make the
-// transport create one outside the session cap.
+// maxStreams open (503 beyond), keeps the session from idling out while
+// the stream is open, and ends the stream when the session ends or the
+// bearer token it was opened with expires. A GET without a session would
+// make the transport create one outside the session cap.
 func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		h.mcp.ServeHTTP(w, r) // sessionless protocol: the transport answers
@@ -215,9 +226,17 @@ func (h *HTTPServer) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.sessions.streamClosed(id)
 	// The stream ends with its session (DELETE, eviction), not only with
-	// its client: else a client could hold streams past both caps.
+	// its client: else a client could hold streams past both caps. It
+	// ends too when the token that opened it stops being accepted, as
+	// every request is authenticated anew: the client reconnects with a
+	// fresh token, or stops hearing from the session.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if expires, ok := tokenExpiry(r.Context()); ok {
+		var cancelExpired context.CancelFunc
+		ctx, cancelExpired = context.WithDeadline(ctx, expires)
+		defer cancelExpired()
+	}
 	go func() {
 		select {
 		case <-ended:
