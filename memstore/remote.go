@@ -2,11 +2,13 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +59,32 @@ const remoteTimeout = 30 * time.Second
 // errRemoteMoved reports a push the remote refused because its branch no
 // longer names the commit the write was prepared on.
 var errRemoteMoved = errors.New("the remote branch moved")
+
+// errMaybeLanded reports a push whose answer was lost while the remote's
+// branch moved past the commit it was made on: it may have landed, with
+// another replica's commits on top. Fetch the branch to tell.
+var errMaybeLanded = errors.New("the remote branch moved, and the push's answer was lost")
+
+// errPushUnknown is a push whose request may have reached the remote but
+// whose answer did not come back, and the remote could not be asked
+// afterwards: whether the branch moved is not known.
+type errPushUnknown struct{ err error }
+
+func (e *errPushUnknown) Error() string {
+	return "the push's answer was lost and the remote cannot be asked: " + e.err.Error()
+}
+func (e *errPushUnknown) Unwrap() error { return e.err }
+
+// neverSent reports whether err, a failed request to the remote, failed
+// before any of it was sent: the connection could not be made.
+func neverSent(err error) bool {
+	var ue *plumbing.UnexpectedError
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
 
 // replica is the store's side of a Remote: the transport to it and what
 // the last exchange learned.
@@ -299,10 +327,10 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 	// now tells which.
 	cur, herr := r.remoteHead(ctx)
 	switch {
-	case herr != nil && err != nil:
-		return err
+	case herr != nil && (reported || neverSent(err)):
+		return cmp.Or(err, herr) // refused, or never sent
 	case herr != nil:
-		return herr
+		return &errPushUnknown{cmp.Or(err, herr)}
 	case cur == next && !reported:
 		return nil // it landed; only its answer was lost
 	case cur == next:
@@ -312,6 +340,8 @@ func (r *replica) push(ctx context.Context, g *gitRepo, old, next plumbing.Hash,
 		// is prepared again on it (and a str_replace then finds its text
 		// gone), so that two writes are never acknowledged as one.
 		return errRemoteMoved
+	case cur != old && !reported:
+		return errMaybeLanded
 	case cur != old:
 		return errRemoteMoved
 	case err != nil:

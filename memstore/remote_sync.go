@@ -144,7 +144,7 @@ func (s *Store) pullLocked(ctx context.Context) (SyncResult, error) {
 			if err == nil {
 				err = s.remote.push(ctx, &s.git, remote, head.Hash, objects)
 			}
-			if errors.Is(err, errRemoteMoved) {
+			if errors.Is(err, errRemoteMoved) || errors.Is(err, errMaybeLanded) {
 				continue
 			}
 			var refused *errPushRefused
@@ -281,11 +281,19 @@ func (s *Store) openRemote(ctx context.Context) error {
 	return nil
 }
 
+// errLanded reports a write whose push landed although its answer was
+// lost, and which other replicas' commits followed: the local branch is
+// level with the remote, past the write's commit, and the write is made.
+var errLanded = errors.New("the write landed on the remote before other replicas' commits")
+
 // pushCommit pushes next, the write's commit made on head, to the remote,
 // before the local branch moves. On failure the write is taken back (its
 // objects and journal go). When the remote had moved, the local branch is
 // brought level with it and errHeadMoved asks Store.locked to prepare the
-// write again, through the write gate, on the new head.
+// write again, through the write gate, on the new head; or, when the
+// push's answer was lost and next is in the remote's history, errLanded
+// says the write was made. When the answer was lost and the remote cannot
+// be asked, the error says the write may have been made.
 func (s *Store) pushCommit(ctx context.Context, head *object.Commit, next plumbing.Hash) error {
 	objects, err := s.git.newObjects(head.Hash, next)
 	if err == nil {
@@ -295,8 +303,16 @@ func (s *Store) pushCommit(ctx context.Context, head *object.Commit, next plumbi
 		return nil
 	}
 	var refused *errPushRefused
-	moved := errors.Is(err, errRemoteMoved)
-	if !moved && !errors.As(err, &refused) {
+	var unknown *errPushUnknown
+	maybe := errors.Is(err, errMaybeLanded)
+	switch {
+	case errors.As(err, &unknown):
+		s.takeBack()
+		s.remote.failed(err)
+		return &Error{Kind: ErrUnavailable,
+			Msg:  fmt.Sprintf("Error: the memory's remote repository cannot be reached, so whether the write was made (as commit %s) is not known: its answer was lost.", next.String()[:12]),
+			Hint: "When the remote is back, look for the commit in memory_history before making the write again; the next sync brings it here if it was made.", Err: err}
+	case !maybe && !errors.Is(err, errRemoteMoved) && !errors.As(err, &refused):
 		s.takeBack()
 		return s.remote.unavailable("the write was not made", err)
 	}
@@ -304,6 +320,9 @@ func (s *Store) pushCommit(ctx context.Context, head *object.Commit, next plumbi
 	res, perr := s.pullLocked(ctx)
 	if perr != nil {
 		return perr
+	}
+	if maybe && s.git.relation(next, plumbing.NewHash(res.To)) == relAncestor {
+		return errLanded
 	}
 	if res.From == res.To && refused != nil {
 		return &Error{Kind: ErrRejected, Msg: "Error: the memory's remote refused the write.",

@@ -1053,7 +1053,9 @@ func (s *Store) writeMain(ctx context.Context, head *object.Commit, changes []ch
 	}
 	if err == nil && s.remote != nil {
 		// The remote is the authority: the write exists once it is there.
-		if err := s.pushCommit(ctx, head, next); err != nil {
+		if err := s.pushCommit(ctx, head, next); errors.Is(err, errLanded) {
+			return next.String(), nil // the sync that found it brought everything along
+		} else if err != nil {
 			return "", err // taken back; errHeadMoved prepares it again
 		}
 		if err := s.git.advance(head.Hash, next, meta); err != nil {
