@@ -24,17 +24,20 @@ import (
 //  4. transcripts and tool logs: speaker turns, tool-call blocks, JSON-RPC
 //     logs, stack traces, shell sessions, chat logs (JSON, YAML, CSV,
 //     HTML, ChatML, IRC) and bulk log lines (Rule "transcript"), in every
-//     file type;
+//     file type, also with speaker labels spelled in look-alike letters
+//     (see labelView);
 //  5. raw data: 100 or more rows of a table (also with a bullet or a full
 //     stop on every row), JSON records one a line, or records written one
 //     field a line (pretty-printed JSON, YAML list items) in a row, also
 //     split over several fenced code blocks, or fenced blocks holding JSON
 //     arrays of records (Rule "raw_data", see findRawData), in every file
-//     type;
+//     type; records that make a configuration list pass (see
+//     recordProfile.isConfigList);
 //  6. for .md files the front matter (Rule "front_matter", see
 //     [ParseFrontMatter]); for .yaml, .yml and .json files that they parse
 //     (Rule "syntax"), and for .json files that no array holds 100 or more
-//     records with the same fields (Rule "raw_data", see recordArray).
+//     records with the same fields that are not a configuration list
+//     (Rule "raw_data", see recordArray).
 //
 // Within a rule the earliest line wins. Content does not check the path or
 // extension; see [Path] and [FilePath].
@@ -55,6 +58,12 @@ func Content(rel string, content []byte, lim Limits) error {
 	ext := strings.ToLower(path.Ext(rel))
 	if r := findTranscript(content, lower); r != nil {
 		return r
+	}
+	if v := labelView(content); v != nil {
+		// Speaker labels disguised with look-alike or fullwidth letters.
+		if r := findTranscript(v, asciiLower(v)); r != nil {
+			return r
+		}
 	}
 	if r := findRawData(content); r != nil {
 		return r

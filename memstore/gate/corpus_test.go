@@ -216,8 +216,8 @@ func corpusVerdict(c corpusCase) *Rejection {
 }
 
 // TestCorpus runs every corpus case through the gate and fails unless at
-// least 99% of secrets and 95% of transcripts are refused and no benign or
-// legitimate case is.
+// least 99% of secrets and raw data and 95% of transcripts are refused and
+// no benign, legitimate or list case is.
 func TestCorpus(t *testing.T) {
 	type class struct {
 		file             string
@@ -230,6 +230,8 @@ func TestCorpus(t *testing.T) {
 		{"benign.txt", "", 0, 80, 1},
 		{"transcripts.txt", RuleTranscript, 0.95, 40, 10},
 		{"legit.txt", "", 0, 30, 1},
+		{"rawdata.txt", RuleRawData, 0.99, 10, 3},
+		{"lists.txt", "", 0, 10, 1},
 	}
 	for _, cl := range classes {
 		cases := readCorpusFile(t, cl.file)

@@ -205,6 +205,8 @@ func FuzzContent(f *testing.F) {
 	for _, s := range []string{
 		"# Rules\n- a\n", "password: hunter2Q9x\n", "User: a\nAssistant: b\nUser: c\nAssistant: d\n",
 		"---\nsource: bogus\n---\n", "{\"a\": 1}", "a: [", "\xff", "AKIA" + "EXAMPLEFAKEKEY01",
+		"user: run the export\nbot: done\n", "Us\u0435r: a\n\uff21\uff29: b\n", "Log in with admin/Fake2Synth!\n",
+		"if (strcmp(password, \"Fake2Synth\") == 0)\n", "1,a b, c\n2,d\n", "- name: a\n  on: true\n",
 	} {
 		f.Add("notes/a.md", []byte(s))
 		f.Add("tools/a.yaml", []byte(s))
@@ -275,6 +277,7 @@ func FuzzFindTranscript(f *testing.F) {
 		"[10:00] <a> hi\n[10:01] <b> yo\n[10:02] <a> ok\n", "q: can you help me?\na: sure, I can\nq: thanks\na: you are welcome\n",
 		"Traceback (most recent call last):\n  File \"a\", line 1\n  File \"b\", line 2\n  File \"c\", line 3\n",
 		"role,content\nuser,a\nassistant,b\nuser,c\n", "<p><b>User:</b> a</p>", "",
+		"user: run the export\nbot: done\n", "> 🧑 export it\n> 🤖 done\n", "Us\u0435r: hi\n\u0391\u0399: done\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -286,6 +289,9 @@ func FuzzFindTranscript(f *testing.F) {
 		}
 		if a != nil && (a.Line < 0 || a.Line > bytes.Count(content, []byte("\n"))+1) {
 			t.Fatalf("line %d out of range", a.Line)
+		}
+		if v := labelView(content); v != nil && utf8.Valid(content) && bytes.Count(v, []byte("\n")) != bytes.Count(content, []byte("\n")) {
+			t.Fatalf("labelView changes the number of lines")
 		}
 	})
 }

@@ -134,13 +134,7 @@ var (
 // normalizeLine applies the per-line normalisations of normalizedViews.
 func normalizeLine(l string) string {
 	if hasNonASCII(l) {
-		l = strings.Map(func(r rune) rune {
-			if unicode.Is(unicode.Cf, r) {
-				return -1
-			}
-			return r
-		}, l)
-		l = foldConfusables(norm.NFKC.String(l))
+		l = foldConfusables(norm.NFKC.String(withoutFormatChars(l, false)), isCredentialField)
 	}
 	if strings.Contains(l, `\u`) {
 		l = reUnicodeEscape.ReplaceAllStringFunc(l, func(m string) string {
@@ -170,10 +164,12 @@ func normalizeLine(l string) string {
 }
 
 // confusables maps the Cyrillic and Greek letters that look like Latin
-// ones, and that NFKC leaves alone, to those Latin letters.
+// ones, and the Latin small capitals, which NFKC leaves alone, to those
+// Latin letters.
 var confusables = func() map[rune]rune {
 	const pairs = "аaвBеeкkоoрpсcуyхxіiјjѕsԁdԛqԝwһhүyӏlАAВBЕEКKМMНHОOРPСCТTХXУYІIЈJЅSҮYҺH" + // Cyrillic
-		"αaοoρpιiκkνvτtυuχxεeγyΑAΒBΕEΖZΗHΙIΚKΜMΝNΟOΡPΤTΥYΧX" // Greek
+		"αaοoρpιiκkνvτtυuχxεeγyΑAΒBΕEΖZΗHΙIΚKΜMΝNΟOΡPΤTΥYΧX" + // Greek
+		"ᴀaʙbᴄcᴅdᴇeꜰfɢgʜhɪiᴊjᴋkʟlᴍmɴnᴏoᴘpʀrꜱsᴛtᴜuᴠvᴡwʏyᴢz" // small capitals
 	m := map[rune]rune{}
 	rs := []rune(pairs)
 	for i := 0; i+1 < len(rs); i += 2 {
@@ -191,15 +187,115 @@ func latinLookalike(r rune) rune {
 	return r
 }
 
+// withoutFormatChars returns l without its format characters (zero-width
+// spaces and joiners, soft hyphens, BOM, bidi controls); with emoji set, a
+// zero-width joiner after a character that is not a letter, which joins
+// emoji (🧑‍💻), is kept.
+func withoutFormatChars(l string, emoji bool) string {
+	prev := rune(0)
+	return strings.Map(func(r rune) rune {
+		keep := !unicode.Is(unicode.Cf, r) || emoji && r == zeroWidthJoiner && !unicode.IsLetter(prev)
+		prev = r
+		if !keep {
+			return -1
+		}
+		return r
+	}, l)
+}
+
+// labelView returns content as the transcript detector reads it a second
+// time: the head of each line where a speaker label stands (see
+// labelHead), when it holds characters outside ASCII, with its format
+// characters removed (see withoutFormatChars; emoji sequences kept), its
+// letters made plain (see plainLetters: fullwidth, mathematical and
+// accented letters, colons that look like one) and the Cyrillic, Greek
+// and small capital look-alike letters of its words folded (see
+// foldConfusables; a word of look-alikes alone when it spells a speaker
+// label, "ΑΙ" or "МЕ"), so "Usеr:" with a Cyrillic е, "ＵＳＥＲ:",
+// "Üser:" and "User∶" read as User:. Lines keep their numbers. It returns
+// nil when content is ASCII or the view equals it.
+func labelView(content []byte) []byte {
+	if utf8.RuneCount(content) == len(content) {
+		return nil // ASCII (content is valid UTF-8 here)
+	}
+	lines := strings.Split(string(content), "\n")
+	changed := false
+	for i, l := range lines {
+		n := labelHead(l)
+		if !hasNonASCII(l[:n]) {
+			continue
+		}
+		if f := foldConfusables(plainLetters(withoutFormatChars(l[:n], true)), isSpeakerName); f != l[:n] {
+			lines[i], changed = f+l[n:], true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// maxLabelHead bounds the head of a line labelView reads: a time stamp,
+// quotation and list markers, emphasis and a label of mathematical
+// letters (four bytes each) fit.
+const maxLabelHead = 96
+
+// labelHead returns the length of the head of l where a speaker label
+// stands: up to and with the first colon (also fullwidth or small) in
+// the first maxLabelHead bytes, or those bytes when l is a quotation or
+// heading ("> usеr", "### Usеr"); 0 for a line without one.
+func labelHead(l string) int {
+	n := min(len(l), maxLabelHead)
+	for n < len(l) && !utf8.RuneStart(l[n]) {
+		n++
+	}
+	if i := strings.IndexAny(l[:n], ":：﹕"+colonLookalikes); i >= 0 {
+		_, size := utf8.DecodeRuneInString(l[i:])
+		return i + size
+	}
+	if t := strings.TrimLeft(l[:n], " \t"); t != "" && (t[0] == '>' || t[0] == '#') {
+		return n
+	}
+	return 0
+}
+
+// colonLookalikes are characters that look like a colon and that NFKC
+// leaves alone: ratio, modifier letter colons, Hebrew sof pasuq.
+const colonLookalikes = "∶꞉˸׃"
+
+// plainLetters returns s with compatibility forms replaced (NFKD:
+// fullwidth and mathematical letters, the fullwidth colon), combining
+// marks removed (Üser as User) and colonLookalikes written as colons.
+func plainLetters(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			return -1
+		case strings.ContainsRune(colonLookalikes, r):
+			return ':'
+		}
+		return r
+	}, norm.NFKD.String(s))
+}
+
+// isSpeakerName reports a word that names a side of a chat as a label
+// (see speakerLabel), or Q or A.
+func isSpeakerName(w string) bool {
+	w = strings.ToLower(w)
+	_, ok := speakerLabel(w)
+	return ok || w == "q" || w == "a"
+}
+
 // foldConfusables returns l with the look-alike letters of each word that
 // disguises a Latin one written in Latin letters (see confusables): a
 // word, a run of letters, all of whose letters outside ASCII have a Latin
 // look-alike, and that either mixes them with ASCII letters ("pаssword"
-// with a Cyrillic а, "tοken" with a Greek ο) or spells a credential field
-// name once folded. Words of Russian or Greek, which hold other letters
-// too, and words of look-alikes alone that name nothing ("сор") are left
-// as they are.
-func foldConfusables(l string) string {
+// with a Cyrillic а, "tοken" with a Greek ο) or, once folded, is a word
+// that names accepts (a credential field name for the secret scanners, a
+// speaker label for the transcript detector). Words of Russian or Greek,
+// which hold other letters too, and words of look-alikes alone that name
+// nothing ("сор") are left as they are.
+func foldConfusables(l string, names func(string) bool) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(l); {
@@ -220,7 +316,7 @@ func foldConfusables(l string) string {
 		}
 		if lookalike && !other {
 			folded := strings.Map(latinLookalike, l[i:j])
-			if ascii || isCredentialField(folded) {
+			if ascii || names(folded) {
 				b.WriteString(l[last:i])
 				b.WriteString(folded)
 				last = j

@@ -132,8 +132,31 @@ func TestFoldConfusables(t *testing.T) {
 		{"plain ascii", "plain ascii"},
 	}
 	for _, tt := range tests {
-		if got := foldConfusables(tt.in); got != tt.want {
+		if got := foldConfusables(tt.in, isCredentialField); got != tt.want {
 			t.Errorf("foldConfusables(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLabelView(t *testing.T) {
+	for in, want := range map[string]string{
+		"Us\u0435r: hi\nplain line":       "User: hi\nplain line", // Cyrillic e in a Latin word
+		"\uff35\uff33\uff25\uff32: hi":    "USER: hi",             // fullwidth
+		"User\uff1a hi":                   "User: hi",             // fullwidth colon
+		"\u0391\u0399: done":              "AI: done",             // Greek look-alikes alone that spell a label
+		"\u041c\u0415: status?":           "ME: status?",          // Cyrillic
+		"Us\u200ber: hi":                  "User: hi",             // a zero-width space
+		"\U0001F9D1\u200d\U0001F4BB: hi":  "",                     // an emoji sequence keeps its joiner
+		"\u0441\u043e\u0440 \u0434\u0430": "",                     // Russian that names nothing
+		"plain ascii":                     "",
+		"\u1d1cs\u1d07\u0280: hi":         "user: hi", // small capitals
+		"User\u2236 hi":                   "User: hi", // a ratio sign as colon
+		"\u00dcser: hi":                   "User: hi", // a combining mark
+		"no colon \u00e9t\u00e9":          "",         // no label head
+	} {
+		got := string(labelView([]byte(in)))
+		if got != want {
+			t.Errorf("labelView(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -67,14 +67,19 @@ const tableRows = "rows of a table"
 // with one delimiter (",", tab, ";" or "|", outside double quotes, or
 // columns aligned with blanks) as many times each, or give or take a few
 // (see maxRaggedSpread) on rows whose fields are values rather than
-// phrases (see hasWordyField); of lines each holding one JSON object; or
-// of records written one field a line (see recordRun). A blank line ends a
-// run, and so do a markdown list item (the lines of a profile, one a
-// column, hold as many semicolons each) and a sentence's end (prose,
-// however regular), unless the line is a row of values with a bullet or a
-// full stop added (see isDataRow).
+// phrases (see hasWordyField) or that start with a key, as rows of an
+// export with free-text fields do (see isKeyedRow), also when a quoted
+// field holds line breaks (see quotedRow); of lines each holding
+// one JSON object; or of records written one field a line (see
+// recordRun). A blank line ends a run, and so do a markdown list item
+// (the lines of a profile, one a column, hold as many semicolons each) and
+// a sentence's end (prose, however regular), unless the line is a row of
+// values with a bullet or a full stop added (see isDataRow) or a keyed
+// row whose last field ends a sentence.
 type rowScanner struct {
 	table, objects run
+	objectFields   recordProfile // the fields of the objects run
+	quoted         quotedRow
 	records        recordRun
 	delim          byte
 	fewest, most   int // delimiters on the rows of the table run
@@ -82,8 +87,13 @@ type rowScanner struct {
 
 // maxRaggedSpread returns how many more delimiters than the fewest, fewest,
 // a row of a table may hold: rows of a dump differ by an empty trailing
-// field or a comma inside an unquoted value.
-func maxRaggedSpread(fewest int) int {
+// field or a comma inside an unquoted value, and keyed rows (see
+// isKeyedRow) by the commas of a free-text field, as many as it has
+// fields.
+func maxRaggedSpread(fewest int, keyed bool) int {
+	if keyed {
+		return max(4, fewest)
+	}
 	return max(2, fewest/2)
 }
 
@@ -93,30 +103,117 @@ func (s *rowScanner) line(n int, line []byte) (what string, start int) {
 	if start := s.records.line(n, line); start > 0 {
 		return "records of the same fields", start
 	}
-	d, k := delimiters(line)
-	if k == 0 && isDataRow(line, ' ') {
-		// Columns aligned with blanks: 2024-01-03   45.2   12
-		d, k = ' ', countWords(line)
+	t := bytes.TrimSpace(line)
+	object := len(t) > 1 && t[0] == '{' && (t[len(t)-1] == '}' || bytes.HasSuffix(t, []byte("},")))
+	if object {
+		s.tableRow(n, n, nil) // the objects run reads it
+	} else if row, first, ok := s.quoted.row(n, line); ok {
+		if s.tableRow(first, n, row) {
+			return tableRows, s.table.start
+		}
+	} else if row == nil {
+		s.tableRow(n, n, nil) // a quoted field that does not end
 	}
-	if (isListItem(line) || endsSentence(line)) && !isDataRow(line, d) {
+	if !object {
+		s.objects = run{}
+		return "", 0
+	}
+	if s.objects.start == 0 {
+		s.objectFields = recordProfile{}
+	}
+	s.objectFields.addJSON(bytes.TrimSuffix(t, []byte(",")))
+	if s.objects.add(n) >= minDataRows && !s.objectFields.isConfigList() {
+		return "JSON records, one a line,", s.objects.start
+	}
+	return "", 0
+}
+
+// tableRow reads row, a row of a table on lines first to last (nil for a
+// line that is none), and reports whether the table run now holds
+// minDataRows rows.
+func (s *rowScanner) tableRow(first, last int, row []byte) bool {
+	counts := delimiterCounts(row)
+	d, k := delimiterOf(counts)
+	if i := strings.IndexByte(delimiterSet, s.delim); i >= 0 && d != s.delim && counts[i] >= max(2, s.fewest) {
+		// A free-text field holds more commas than the run's delimiter.
+		d, k = s.delim, counts[i]
+	}
+	if row != nil && k == 0 && isDataRow(row, ' ') {
+		// Columns aligned with blanks: 2024-01-03   45.2   12
+		d, k = ' ', countWords(row)
+	}
+	keyed := k > 0 && isKeyedRow(row, d)
+	if (isListItem(row) || endsSentence(row) && !keyed) && !isDataRow(row, d) {
 		k = 0
 	}
-	uniform := k == s.fewest && k == s.most
-	if k == 0 || d != s.delim || !uniform && (max(s.most, k)-min(s.fewest, k) > maxRaggedSpread(min(s.fewest, k)) || hasWordyField(line, d)) {
+	if !s.continues(row, d, k, keyed) {
 		s.table, s.fewest, s.most = run{}, k, k
 	}
 	s.delim, s.fewest, s.most = d, min(s.fewest, k), max(s.most, k)
-	if k > 0 && s.table.add(n) >= minDataRows {
-		return tableRows, s.table.start
+	if k == 0 {
+		return false
 	}
-	if t := bytes.TrimSpace(line); len(t) > 1 && t[0] == '{' && (t[len(t)-1] == '}' || bytes.HasSuffix(t, []byte("},"))) {
-		if s.objects.add(n) >= minDataRows {
-			return "JSON records, one a line,", s.objects.start
+	rows := s.table.add(first)
+	s.table.last = last
+	return rows >= minDataRows
+}
+
+// continues reports whether row, with k delimiters d, continues the
+// table run: the same delimiter as many times as every row before, or
+// give or take a few (see maxRaggedSpread) when its fields are values or
+// it is keyed (see isKeyedRow).
+func (s *rowScanner) continues(row []byte, d byte, k int, keyed bool) bool {
+	if k == 0 || d != s.delim {
+		return false
+	}
+	if k == s.fewest && k == s.most {
+		return true
+	}
+	return max(s.most, k)-min(s.fewest, k) <= maxRaggedSpread(min(s.fewest, k), keyed) && (keyed || !hasWordyField(row, d))
+}
+
+// Bounds of a row whose quoted field runs over lines (see quotedRow).
+const (
+	maxRowLines = 20
+	maxRowBytes = 4 << 10
+)
+
+// A quotedRow joins the lines of a row of a CSV export whose quoted
+// field holds line breaks ("cannot log in,\nsays the link expired"),
+// so the row counts as one: a line with an odd number of double quotes
+// and a delimiter before the first opens one, and the lines up to the one
+// that balances the quotes, at most maxRowLines and maxRowBytes, close
+// it.
+type quotedRow struct {
+	buf   []byte
+	first int // the line the open row starts on
+	lines int // 0 when no row is open
+}
+
+// row reads line n and returns the row it completes and the line that
+// row starts on: line itself when no row is open and line opens none, or
+// the joined row when line closes one; ok is false while a row is open,
+// and row nil too when an open row grew past its bounds and was dropped.
+func (q *quotedRow) row(n int, line []byte) (row []byte, first int, ok bool) {
+	if q.lines == 0 {
+		i := bytes.IndexByte(line, '"')
+		if i < 0 || bytes.Count(line, []byte{'"'})%2 == 0 || bytes.IndexAny(line[:i], delimiterSet) < 0 {
+			return line, n, true
 		}
-	} else {
-		s.objects = run{}
+		q.buf, q.first, q.lines = append(q.buf[:0], line...), n, 1
+		return q.buf, 0, false
 	}
-	return "", 0
+	q.buf = append(append(q.buf, '\n'), line...)
+	q.lines++
+	if bytes.Count(line, []byte{'"'})%2 == 1 {
+		q.lines = 0
+		return q.buf, q.first, true
+	}
+	if q.lines >= maxRowLines || len(q.buf) > maxRowBytes {
+		q.lines = 0
+		return nil, 0, false
+	}
+	return q.buf, 0, false
 }
 
 // hasWordyField reports whether a field of line, split at d, holds three or
@@ -130,6 +227,52 @@ func hasWordyField(line []byte, d byte) bool {
 		}
 	}
 	return false
+}
+
+// isKeyedRow reports whether line, split at d outside double quotes,
+// starts as a row of an export does: its first field is a key (see
+// isKeyField) and its second a value of at most two words ("1042,
+// 2026-03-01 09:12, open, ...", "C-0300,Alice Smith,Berlin,..."). Prose
+// starts with words ("The export, which runs nightly, ...", "2024, the
+// year we moved, ...").
+func isKeyedRow(line []byte, d byte) bool {
+	if d == ' ' {
+		return false
+	}
+	first, rest := nextField(bytes.TrimSpace(line), d)
+	if rest == nil || !isKeyField(first) {
+		return false
+	}
+	second, _ := nextField(rest, d)
+	n := countWords(second)
+	return n >= 1 && n <= 2
+}
+
+// nextField splits b at the first d outside double quotes into the
+// trimmed field before it and the rest; rest is nil when b holds no d.
+func nextField(b []byte, d byte) (field, rest []byte) {
+	quoted := false
+	for i, c := range b {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == d && !quoted:
+			return bytes.TrimSpace(b[:i]), b[i+1:]
+		}
+	}
+	return bytes.TrimSpace(b), nil
+}
+
+// isKeyField reports a field that keys a row: one word of at most 64
+// bytes that is a value (see isDatum) or holds a digit or an @, as ids,
+// codes, dates and addresses do (1042, TCK-5000, C-0300,
+// alice@example.com).
+func isKeyField(f []byte) bool {
+	f = bytes.Trim(f, `"'`)
+	if len(f) == 0 || len(f) > 64 || bytes.ContainsAny(f, " \t") {
+		return false
+	}
+	return isDatum(f) || bytes.ContainsAny(f, "0123456789@")
 }
 
 // A fencedStream is the bodies of a text's fenced code blocks, back to
@@ -163,8 +306,9 @@ func rawDataRejection(what string, line int) *Rejection {
 
 // recordArray returns the length of the first array in v, a decoded JSON
 // document, that holds minDataRows or more records: objects of scalar
-// values alone, all with the same fields, as a dump of a table has; 0 for
-// none. Configuration lists hold nested values or differing fields.
+// values alone, all with the same fields, as a dump of a table has, that
+// are not a configuration list (see recordProfile.isConfigList); 0 for
+// none. Configuration lists also hold nested values or differing fields.
 func recordArray(v any) int {
 	n, _ := flatArray(v, minDataRows)
 	return n
@@ -182,7 +326,7 @@ func flatArray(v any, least int) (n int, fields string) {
 			}
 		}
 	case []any:
-		if len(v) >= least && sameFlatObjects(v) {
+		if len(v) >= least && sameFlatObjects(v) && !objectsProfile(v).isConfigList() {
 			return len(v), strings.Join(slices.Sorted(maps.Keys(v[0].(map[string]any))), "\x00")
 		}
 		for _, x := range v {
@@ -232,23 +376,37 @@ func endsSentence(line []byte) bool {
 	return len(t) > 0 && strings.IndexByte(".?!", t[len(t)-1]) >= 0
 }
 
-// delimiters returns the field delimiter of line, the one of ",", tab,
-// ";" and "|" it holds most often outside double quotes, and how many
-// times; 0 for a line holding fewer than two of any.
-func delimiters(line []byte) (byte, int) {
-	var counts [4]int
-	const set = ",\t;|"
+// delimiterSet are the field delimiters of a table row, in the order
+// delimiters prefers them.
+const delimiterSet = ",\t;|"
+
+// delimiterCounts counts each of delimiterSet in line outside double
+// quotes.
+func delimiterCounts(line []byte) (counts [len(delimiterSet)]int) {
 	quoted := false
 	for _, c := range line {
 		switch {
 		case c == '"':
 			quoted = !quoted
 		case !quoted:
-			if i := strings.IndexByte(set, c); i >= 0 {
+			if i := strings.IndexByte(delimiterSet, c); i >= 0 {
 				counts[i]++
 			}
 		}
 	}
+	return counts
+}
+
+// delimiters returns the field delimiter of line, the one of ",", tab,
+// ";" and "|" it holds most often outside double quotes, and how many
+// times; 0 for a line holding fewer than two of any.
+func delimiters(line []byte) (byte, int) {
+	return delimiterOf(delimiterCounts(line))
+}
+
+// delimiterOf returns the delimiter counted most often in counts (see
+// delimiterCounts) and its count; 0 for fewer than two of any.
+func delimiterOf(counts [len(delimiterSet)]int) (byte, int) {
 	best := 0
 	for i := range counts {
 		if counts[i] > counts[best] {
@@ -258,7 +416,7 @@ func delimiters(line []byte) (byte, int) {
 	if counts[best] < 2 {
 		return 0, 0
 	}
-	return set[best], counts[best]
+	return delimiterSet[best], counts[best]
 }
 
 // Join sketches as profiler.TableProfile.JoinSketchesCSV writes them.
@@ -373,18 +531,21 @@ func isDatum(f []byte) bool {
 // items ("- key: value", then "key: value" lines at the same indentation)
 // are, in any file: records of two or more fields, of scalar values none of
 // which is prose (four or more words), with the fields of the record
-// before. Blank lines between records are allowed; any other line ends the
-// run.
+// before, that are not a configuration list (see
+// recordProfile.isConfigList). Blank lines between records are allowed;
+// any other line ends the run.
 type recordRun struct {
 	open     bool // a record is open
 	json     bool // the open record is a JSON object, else a YAML item
 	indent   int  // the indentation of a YAML item's keys
 	start    int  // the line the open record starts on
 	keys     []string
-	flat     bool   // the open record holds scalar fields alone
-	prevKeys string // the fields of the run's records
-	count    int    // records in the run
-	runStart int    // the line the run starts on
+	values   [][]byte // the raw value of each of keys
+	flat     bool     // the open record holds scalar fields alone
+	prevKeys string   // the fields of the run's records
+	count    int      // records in the run
+	runStart int      // the line the run starts on
+	fields   recordProfile
 }
 
 var (
@@ -473,7 +634,7 @@ func (r *recordRun) begin(n int, json bool, indent int, reset bool) {
 	if reset {
 		r.count = 0
 	}
-	r.open, r.json, r.indent, r.start, r.keys, r.flat = true, json, indent, n, r.keys[:0], true
+	r.open, r.json, r.indent, r.start, r.keys, r.values, r.flat = true, json, indent, n, r.keys[:0], r.values[:0], true
 }
 
 // add records the field key with the raw value v.
@@ -482,6 +643,7 @@ func (r *recordRun) add(key string, v []byte) {
 		r.flat = false // prose, as in a glossary
 	}
 	r.keys = append(r.keys, key)
+	r.values = append(r.values, v)
 }
 
 // addYAML records the YAML field key with value v, which must be a scalar.
@@ -504,9 +666,14 @@ func (r *recordRun) end() int {
 	sig := strings.Join(r.keys, "\x00")
 	if r.count == 0 || sig != r.prevKeys {
 		r.count, r.runStart, r.prevKeys = 0, r.start, sig
+		r.fields = recordProfile{}
 	}
 	r.count++
-	if r.count >= minDataRows {
+	for i, k := range r.keys {
+		r.fields.add(k, r.values[i])
+	}
+	r.fields.records++
+	if r.count >= minDataRows && !r.fields.isConfigList() {
 		return r.runStart
 	}
 	return 0
@@ -577,4 +744,140 @@ func (f *fencedBlock) line(n int, line []byte) *Rejection {
 		}
 	}
 	return nil
+}
+
+// A recordProfile is what a run of records holds in each field, by name:
+// it tells a configuration list from a dump of a table (see
+// isConfigList).
+type recordProfile struct {
+	records int
+	fields  map[string]*fieldProfile
+	unread  bool // a record was not a flat JSON object
+}
+
+// A fieldProfile is what one field of a run of records holds: how many of
+// its values are measures (see isMeasure) and text (with blanks), and up
+// to maxProfiledValues of its distinct values.
+type fieldProfile struct {
+	values, measures, texts int
+	distinct                map[string]struct{}
+}
+
+// maxProfiledValues bounds the distinct values a fieldProfile keeps.
+const maxProfiledValues = 256
+
+// add records the value v, raw (quoted or not), of the field key.
+func (p *recordProfile) add(key string, v []byte) {
+	if p.fields == nil {
+		p.fields = map[string]*fieldProfile{}
+	}
+	f := p.fields[key]
+	if f == nil {
+		f = &fieldProfile{distinct: map[string]struct{}{}}
+		p.fields[key] = f
+	}
+	v = bytes.Trim(bytes.TrimSpace(v), `"'`)
+	f.values++
+	switch {
+	case isMeasure(v):
+		f.measures++
+	case bytes.ContainsAny(v, " \t"):
+		f.texts++
+	}
+	if len(f.distinct) < maxProfiledValues {
+		f.distinct[string(v)] = struct{}{}
+	}
+}
+
+// addJSON records the fields of line, a JSON object; a line that is not
+// an object of scalars leaves the profile unread.
+func (p *recordProfile) addJSON(line []byte) {
+	var o map[string]any
+	if json.Unmarshal(line, &o) != nil {
+		p.unread = true
+		return
+	}
+	p.addObject(o)
+}
+
+// addObject records the fields of o, a decoded JSON object; one that
+// holds an object or an array leaves the profile unread.
+func (p *recordProfile) addObject(o map[string]any) {
+	p.records++
+	for k, v := range o {
+		switch v := v.(type) {
+		case string:
+			p.add(k, []byte(v))
+		case float64:
+			p.add(k, strconv.AppendFloat(nil, v, 'f', -1, 64))
+		case bool:
+			p.add(k, strconv.AppendBool(nil, v))
+		case nil:
+			p.add(k, []byte("null"))
+		default:
+			p.unread = true
+		}
+	}
+}
+
+// objectsProfile profiles xs, objects of scalars (see sameFlatObjects).
+func objectsProfile(xs []any) *recordProfile {
+	var p recordProfile
+	for _, x := range xs {
+		p.addObject(x.(map[string]any))
+	}
+	return &p
+}
+
+// maxVariedNames bounds the fields of a configuration list whose values
+// differ from record to record: a name, and what it maps to (a redirect's
+// from and to).
+const maxVariedNames = 2
+
+// isConfigList reports whether the records read so far are a
+// configuration list rather than a dump of a table: each field holds few
+// distinct values (see maxEnumValues: booleans, owners, ports, methods),
+// or names that differ from record to record (identifiers, hosts, paths,
+// addresses; one such field at least, as a list names what it
+// configures, and at most maxVariedNames), never numbers, dates or times
+// that differ (ids, amounts, time stamps: measurements) nor text of
+// several words (names of people, notes). 120 feature flags {name,
+// enabled, owner} are a list; 120 orders {id, amount, created_at} and 120
+// contacts {name: "Alice Smith", email, city} are a dump.
+func (p *recordProfile) isConfigList() bool {
+	if p.unread || p.records == 0 {
+		return false
+	}
+	varied := 0
+	for _, f := range p.fields {
+		if len(f.distinct) <= maxEnumValues(p.records) {
+			continue
+		}
+		if 2*f.measures > f.values || 2*f.texts > f.values {
+			return false
+		}
+		if varied++; varied > maxVariedNames {
+			return false
+		}
+	}
+	return varied > 0
+}
+
+// maxEnumValues is how many distinct values a field of n records may hold
+// and still be a setting chosen from a few (true/false, a team, a port).
+func maxEnumValues(n int) int {
+	return max(12, n/8)
+}
+
+// reTimestamp matches the start of a date and time, with any zone.
+var reTimestamp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}`)
+
+// isMeasure reports values that measure or count: numbers, dates, times
+// and time stamps (see reDatum), not booleans or null.
+func isMeasure(v []byte) bool {
+	switch string(v) {
+	case "true", "false", "null", "yes", "no":
+		return false
+	}
+	return reDatum.Match(v) || reTimestamp.Match(v)
 }

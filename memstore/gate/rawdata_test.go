@@ -71,6 +71,71 @@ func TestIsDataRow(t *testing.T) {
 	}
 }
 
+func TestIsKeyedRow(t *testing.T) {
+	for in, want := range map[string]bool{
+		"1042,2026-03-01 09:12,open,cannot log in, link expired": true,
+		"C-0300,Alice Smith,Berlin,call first":                   true,
+		"alice@example.com,support@example.com,Re: invoice":      true,
+		`"1042","open","a, b"`:                                   true,
+		"TCK-5000;open;slow; worse on Mondays":                   true,
+		"The export, which runs nightly, writes a file":          false,
+		"2024, the year we moved, again":                         false, // words after the key
+		"However, it ran, twice":                                 false, // a word first
+		"1042":                                                   false, // one field
+	} {
+		d, _ := delimiters([]byte(in))
+		if got := isKeyedRow([]byte(in), d); got != want {
+			t.Errorf("isKeyedRow(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestRecordProfile_IsConfigList(t *testing.T) {
+	profile := func(n int, rec func(i int) map[string]string) *recordProfile {
+		var p recordProfile
+		for i := range n {
+			for k, v := range rec(i) {
+				p.add(k, []byte(v))
+			}
+			p.records++
+		}
+		return &p
+	}
+	for _, tc := range []struct {
+		name string
+		p    *recordProfile
+		want bool
+	}{
+		{"flags", profile(120, func(i int) map[string]string {
+			return map[string]string{"name": fmt.Sprintf("flag-%d", i), "enabled": "true", "owner": fmt.Sprintf("team-%d", i%8)}
+		}), true},
+		{"redirects", profile(120, func(i int) map[string]string {
+			return map[string]string{"from": fmt.Sprintf("/old/%d", i), "to": fmt.Sprintf("/new/%d", i), "code": "301"}
+		}), true},
+		{"orders", profile(120, func(i int) map[string]string {
+			return map[string]string{"id": fmt.Sprint(i), "amount": fmt.Sprintf("%d.5", i)}
+		}), false},
+		{"events", profile(120, func(i int) map[string]string {
+			return map[string]string{"user": fmt.Sprintf("u%d", i), "at": fmt.Sprintf("2026-03-01T10:%02d:00+01:00", i%60)}
+		}), false},
+		{"contacts", profile(120, func(i int) map[string]string {
+			return map[string]string{"name": fmt.Sprintf("Alice Smith%d", i), "email": fmt.Sprintf("a%d@example.com", i)}
+		}), false},
+		{"three names", profile(120, func(i int) map[string]string {
+			return map[string]string{"a": fmt.Sprintf("a%d", i), "b": fmt.Sprintf("b%d", i), "c": fmt.Sprintf("c%d", i)}
+		}), false},
+		{"identical records", profile(120, func(i int) map[string]string {
+			return map[string]string{"id": "1", "total": "2.5"}
+		}), false},
+		{"none", &recordProfile{}, false},
+		{"unread", &recordProfile{records: 1, unread: true}, false},
+	} {
+		if got := tc.p.isConfigList(); got != tc.want {
+			t.Errorf("%s: isConfigList() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestContent_RawData(t *testing.T) {
 	csvRow := func(i int) string {
 		return fmt.Sprintf("%d,customer %d,%d.%02d,2024-01-%02d", i, i, i*3, i%100, 1+i%28)
@@ -169,6 +234,35 @@ func TestContent_RawData(t *testing.T) {
 		{"fenced blocks of different records", "notes/api.md", strings.Repeat("```json\n"+prettyJSON(40)+"```\n```json\n"+prettyRecords(40, func(i int) string {
 			return fmt.Sprintf(`{"id": %d, "name": "n%d"}`, i, i)
 		})+"```\n", 1), 0},
+		{"tickets with free text", "data/tickets.csv", rows("id,created,status,note", 110, func(i int) string {
+			return fmt.Sprintf("%d,2026-03-%02d,open,%s", 1000+i, 1+i%28, []string{"cannot log in, says the link expired",
+				"export is empty", "totals differ, again, from finance.", "asks for access"}[i%4])
+		}), 1},
+		{"tickets with free text and ; delimiters", "notes/t.md", rows("", 105, func(i int) string {
+			return fmt.Sprintf("TCK-%d;open;%s", 1000+i, []string{"slow, worse on Mondays, and at month end", "fine"}[i%2])
+		}), 2}, // the first row alone reads as split at its commas
+		{"csv with line breaks in quoted fields", "data/tickets.csv", rows("id,created,status,note", 110, func(i int) string {
+			note := `"export is empty"`
+			if i%3 == 0 {
+				note = "\"cannot log in,\nsays the link expired\""
+			}
+			return fmt.Sprintf("%d,2026-03-%02d,open,%s", 1000+i, 1+i%28, note)
+		}), 1},
+		{"prose with a stray quote", "notes/p.md", "He said \"the export, which runs nightly, writes a file\n" + rows("", 150, func(i int) string {
+			return []string{"to the bucket, and the loader, in turn, picks it", "up at six, checks it, and sends a summary"}[i%2]
+		}), 0},
+		{"yaml feature flags", "tools/flags.yaml", "flags:\n" + rows("", 120, func(i int) string {
+			return fmt.Sprintf("  - name: flag-%d\n    enabled: %v\n    owner: team-%d", i, i%3 == 0, i%5)
+		}), 0},
+		{"json feature flags", "tools/flags.json", prettyRecords(120, func(i int) string {
+			return fmt.Sprintf(`{"name": "flag-%d", "enabled": %v, "owner": "team-%d"}`, i, i%2 == 0, i%6)
+		}), 0},
+		{"json hosts one a line", "tools/hosts.json", "[\n" + rows("", 110, func(i int) string {
+			return fmt.Sprintf(`  {"host": "h%d.internal", "port": 443, "tls": true},`, i)
+		}) + `  {"host": "last.internal", "port": 443, "tls": true}` + "\n]\n", 0},
+		{"yaml records of ids", "tools/users.yaml", "users:\n" + rows("", 110, func(i int) string {
+			return fmt.Sprintf("  - name: user%d\n    uid: %d", i, 1000+i)
+		}), 2},
 		{"json config with differing fields", "tools/flags.json", prettyRecords(120, func(i int) string {
 			if i%2 == 0 {
 				return fmt.Sprintf(`{"name": "flag%d", "on": true}`, i)

@@ -41,6 +41,7 @@ var (
 	kindNetrc         = &secretKind{"netrc-password", "a password in a .netrc entry", "NETRC_PASSWORD"}
 	kindPgpass        = &secretKind{"pgpass-password", "a password in a .pgpass line", "PGPASSWORD"}
 	kindCredPair      = &secretKind{"credential-pair", "a user name and password pair (user / password)", "LOGIN_PASSWORD"}
+	kindComparison    = &secretKind{"comparison", "a literal secret a credential field is compared with in code", ""}
 	kindScannerBroken = &secretKind{"scanner-unavailable", "content the secret scanner could not check (its rules failed to load)", "API_TOKEN"}
 )
 
@@ -63,9 +64,11 @@ type secretFinding struct {
 
 // A secretDetector finds one kind of credential. Needles are lower-case
 // literals of at least two bytes, one of which must occur in a line for
-// match to run on it.
+// match to run on it; a detector without needles runs on lines holding
+// one of its anyBytes.
 type secretDetector struct {
-	needles []string
+	needles  []string
+	anyBytes string
 	// match returns the finding in line (kind, span, key), or ok false;
 	// lower is line with ASCII letters lower-cased.
 	match func(line, lower string) (f secretFinding, ok bool)
@@ -93,14 +96,17 @@ var (
 	// a path to most other commands.
 	reLoginPass = regexp.MustCompile(`(?i)\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm\s+registry)\s+login)\b.*?\s-p(?:=|\s+)?["']?([^\s"'\x60]{4,})`)
 	// --password followed by its value after a blank; = is matchAssignment's.
-	rePasswordFlag  = regexp.MustCompile(`(?:^|\s)--password\s+["']?([^\s"'\x60]{4,})`)
-	reXMLProperty   = regexp.MustCompile(`name="([A-Za-z0-9_.-]+)"\s+value="([^"]+)"`)
-	reHCLVariable   = regexp.MustCompile(`\bvariable\s+"([A-Za-z0-9_.-]+)"\s*\{[^}]*\bdefault\s*=\s*"([^"]+)"`)
-	rePassphrase    = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase|seed))["'*]*\s*[:=]\s*["']?([a-z]+(?:[ -][a-z]+){2,23})["']?\s*$`)
-	reJWT           = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
-	reURLPassword   = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s:/?#@'"<>]*):([^\s/?#@'"<>]+)@[A-Za-z0-9\[]`)
-	reAuthHeader    = regexp.MustCompile(`(?i)\bauthorization["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
-	reAWSSecretBody = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
+	rePasswordFlag = regexp.MustCompile(`(?:^|\s)--password\s+["']?([^\s"'\x60]{4,})`)
+	reXMLProperty  = regexp.MustCompile(`name="([A-Za-z0-9_.-]+)"\s+value="([^"]+)"`)
+	reHCLVariable  = regexp.MustCompile(`\bvariable\s+"([A-Za-z0-9_.-]+)"\s*\{[^}]*\bdefault\s*=\s*"([^"]+)"`)
+	// rePassphraseQuoted: a passphrase stated in prose, in quotes:
+	// the vault password is "purple monkey dishwasher".
+	rePassphraseQuoted = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase))\s+(?:is|was)\s+["'“‘]([a-z]+(?:[ -][a-z]+){2,23})["'”’]`)
+	rePassphrase       = regexp.MustCompile(`(?i)\b([\w.-]*(?:passphrase|pass_phrase|password|passwd|mnemonic|seed_phrase|seedphrase|seed))["'*]*\s*[:=]\s*["']?([a-z]+(?:[ -][a-z]+){2,23})["']?\s*$`)
+	reJWT              = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
+	reURLPassword      = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s:/?#@'"<>]*):([^\s/?#@'"<>]+)@[A-Za-z0-9\[]`)
+	reAuthHeader       = regexp.MustCompile(`(?i)\bauthorization["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
+	reAWSSecretBody    = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
 )
 
 func simple(k *secretKind, re *regexp.Regexp, needles ...string) secretDetector {
@@ -138,6 +144,8 @@ var detectors = []secretDetector{
 	{needles: []string{"authorization"}, match: matchAuthHeader},
 	{needles: assignmentNeedles, match: matchAssignment},
 	{needles: credPairNeedles, match: matchCredentialPair},
+	{anyBytes: "/", match: matchTightPair},
+	{needles: comparisonNeedles, match: matchComparison},
 }
 
 // needleRef ties a needle to the detector it triggers.
@@ -165,6 +173,18 @@ var needleIndex = func() (ix struct {
 		}
 	}
 	return ix
+}()
+
+// byteDetectors are the detectors that run on lines holding one of their
+// anyBytes.
+var byteDetectors = func() []int {
+	var ds []int
+	for d, det := range detectors {
+		if det.anyBytes != "" {
+			ds = append(ds, d)
+		}
+	}
+	return ds
 }()
 
 // findSecret returns the earliest line of text holding a credential, or
@@ -249,6 +269,11 @@ func findSecretLines(text string) *secretFinding {
 // needles occur in the lower-cased line.
 func triggeredDetectors(lline string) uint64 {
 	var mask uint64
+	for _, d := range byteDetectors {
+		if strings.ContainsAny(lline, detectors[d].anyBytes) {
+			mask |= 1 << d
+		}
+	}
 	for i := 0; i+1 < len(lline); i++ {
 		g := needleIndex.pair[uint16(lline[i])<<8|uint16(lline[i+1])]
 		if g == 0 {
@@ -578,27 +603,50 @@ func endsClause(line string, end int) bool {
 // password is one (see isWordPassword).
 const minWordPassword = 8
 
+// maxPasswordWords bounds the words of a password written as words
+// joined by a separator ("sunshine-tractor"): more are a sentence.
+const maxPasswordWords = 6
+
 // isWordPassword reports whether v, the value of the field key, is a
-// password written as one word of lower-case letters (a capital first
+// password written as a word of lower-case letters (a capital first
 // allowed): "hunterstaging", "correcthorsebattery", which
-// looksLikeSecretValue reads as a name. Only a password field counts (see
-// isPasswordField: a token or key is never one word), and only a word of
-// minWordPassword or more letters that is no placeholder (changeme,
-// required, none) and does not describe a password rather than give it
-// (see isDescriptiveWord: "password: encrypted", "the password is
-// optional").
+// looksLikeSecretValue reads as a name, or as words joined by a hyphen,
+// an underscore or a dot: "sunshine-tractor", "purple_monkey". Only a
+// password field counts (see isPasswordField: a token or key is never
+// one word), only minWordPassword or more letters that are no
+// placeholder (changeme, required, none), and only words that do not
+// describe a password rather than give it: a word alone that is
+// descriptive (see isDescriptiveWord: "password: encrypted", "the
+// password is optional"); among joined words, none descriptive, a
+// function word, a credential field name or shorter than three letters
+// ("vault-managed", "read-only", "single-sign-on", "netrw-passwd").
 func isWordPassword(key, v string) bool {
 	if len(v) < minWordPassword || len(v) > 64 || !isPasswordField(key) || isPlaceholder(v) {
 		return false
 	}
-	lv := strings.ToLower(v[:1]) + v[1:]
-	for i := 0; i < len(lv); i++ {
-		if lv[i] < 'a' || lv[i] > 'z' {
+	for i := 0; i < len(v); i++ {
+		if c := v[i] | 0x20; (c < 'a' || c > 'z') && !isWordJoiner(rune(v[i])) {
 			return false
 		}
 	}
-	return !isDescriptiveWord(lv)
+	words := strings.FieldsFunc(v, isWordJoiner)
+	if len(words) == 0 || len(words) > maxPasswordWords {
+		return false
+	}
+	for _, w := range words {
+		if strings.ToLower(w[1:]) != w[1:] {
+			return false // capitals inside a word: looksLikeSecretValue's
+		}
+		w = strings.ToLower(w)
+		if isDescriptiveWord(w) || len(words) > 1 && (len(w) < 3 || functionWords[w] || isCredentialField(w)) {
+			return false
+		}
+	}
+	return true
 }
+
+// isWordJoiner reports the separators of a password written as words.
+func isWordJoiner(r rune) bool { return r == '-' || r == '_' || r == '.' }
 
 // isPasswordField reports field names that hold a password: their last
 // component ends in one of passwordWords, or is pwd, or pass after a
@@ -619,8 +667,11 @@ func isPasswordField(key string) bool {
 
 // descriptiveSuffixes end the words that describe a password rather than
 // give it: participles and adjectives (encrypted, nullable, interactive,
-// passwordless), adverbs and abstract nouns.
-var descriptiveSuffixes = []string{"ed", "able", "ible", "less", "ive", "ly", "tion", "sion", "ment", "ness", "ity", "ous", "ful"}
+// passwordless), adverbs and abstract nouns (monthly, rotation,
+// environment). Nouns in -ness, -ity and -ful, -ous adjectives are as
+// often words a password is made of (happiness, serendipity, wonderful);
+// the few that describe one are descriptiveWords.
+var descriptiveSuffixes = []string{"ed", "able", "ible", "less", "ive", "ly", "tion", "sion", "ment"}
 
 // descriptiveWords describe a password, its state, type or source, and
 // end in none of descriptiveSuffixes; they are values of documentation
@@ -633,16 +684,52 @@ func init() {
 		anything whatever nothing something multiple individual plaintext cleartext character datetime timestamp varchar
 		nvarchar varbinary longtext mediumtext unicode database environment keychain keyring keystore keepass lastpass
 		bitwarden vaultwarden onepassword dashlane kerberos terraform ansible kubernetes jenkins doppler infisical keycloak
-		secretsmanager parameterstore`) {
+		secretsmanager parameterstore anonymous identity plain text write single sign time auto self user local remote
+		service shared random blank ask contact request`) {
 		descriptiveWords[w] = true
 	}
 }
 
-// isDescriptiveWord reports lower-case words that describe a password
-// (see descriptiveWords and descriptiveSuffixes).
+// Bounds of a descriptive word (see isDescriptiveWord): its letters, and
+// those of the word after a modifier.
+const (
+	maxDescriptiveWord     = 13
+	maxModifiedDescriptive = 11
+)
+
+// descriptiveModifiers come before a descriptive word written as one with
+// it: nonexpiring, unencrypted, autogenerated, vaultmanaged.
+var descriptiveModifiers = []string{"non", "un", "pre", "auto", "self", "user", "vault", "system", "server", "client",
+	"admin", "env", "environment", "externally", "internally", "manually", "randomly", "centrally", "separately"}
+
+// isDescriptiveWord reports lower-case words that describe a password:
+// one of descriptiveWords, a word of at most maxDescriptiveWord letters
+// ending in one of descriptiveSuffixes ("encrypted", "nullable"; not in
+// -fly, as butterfly), or either of those, of at most
+// maxModifiedDescriptive letters, after one of descriptiveModifiers
+// ("nonexpiring", "vaultmanaged"). A longer word ending in a suffix is
+// words run together, as passwords are: "sunflowerpowered",
+// "tractorfriendly".
 func isDescriptiveWord(w string) bool {
+	if isDescriptive(w, maxDescriptiveWord) {
+		return true
+	}
+	for _, m := range descriptiveModifiers {
+		if rest, ok := strings.CutPrefix(w, m); ok && isDescriptive(rest, maxModifiedDescriptive) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDescriptive reports one of descriptiveWords, or a word of at most
+// most letters ending in one of descriptiveSuffixes.
+func isDescriptive(w string, most int) bool {
 	if descriptiveWords[w] {
 		return true
+	}
+	if len(w) > most || strings.HasSuffix(w, "fly") {
+		return false
 	}
 	for _, s := range descriptiveSuffixes {
 		if strings.HasSuffix(w, s) {
@@ -946,12 +1033,15 @@ func isPlaceholder(v string) bool {
 // and kind, never the secret.
 func secretRejection(f *secretFinding) *Rejection {
 	what, env := f.kind.what, f.kind.env
-	if f.kind == kindAssignment {
+	if f.kind == kindAssignment || f.kind == kindComparison {
 		field := f.key
 		if !isSafeFieldName(field) {
 			field = "a credential field"
 		}
 		what = "a literal secret assigned to " + field
+		if f.kind == kindComparison {
+			what = "a literal secret compared with " + field
+		}
 		env = envNameFor(f.key)
 	}
 	example := fmt.Sprintf("${%s} or `env: %s`", env, env)
@@ -1094,21 +1184,31 @@ func matchHCLVariable(line, _ string) (secretFinding, bool) {
 }
 
 // matchPassphrase finds passphrases and seed phrases: a password,
-// passphrase or mnemonic field whose value is three or more lower-case
-// words, none of them a function word (so prose such as "must be at least
-// 12 characters" or "a short name for the metric" is not one).
-func matchPassphrase(line, _ string) (secretFinding, bool) {
+// passphrase or mnemonic field whose value, assigned or stated in quotes
+// after is or was, is three or more lower-case words, none of them a function word or one of descriptiveWords (so
+// prose such as "must be at least 12 characters", "a short name for the
+// metric" or "ask-security-team" is not one).
+func matchPassphrase(line, lower string) (secretFinding, bool) {
 	m := rePassphrase.FindStringSubmatchIndex(line)
+	if m == nil && statesQuoted(line, lower) {
+		m = rePassphraseQuoted.FindStringSubmatchIndex(line)
+	}
 	if m == nil {
 		return secretFinding{}, false
 	}
 	words := strings.FieldsFunc(line[m[4]:m[5]], func(r rune) bool { return r == ' ' || r == '-' })
 	for _, w := range words {
-		if len(w) < 3 || functionWords[strings.ToLower(w)] {
+		if lw := strings.ToLower(w); len(w) < 3 || functionWords[lw] || descriptiveWords[lw] {
 			return secretFinding{}, false
 		}
 	}
 	return secretFinding{kind: kindPassphrase, start: m[4], end: m[5], key: line[m[2]:m[3]]}, true
+}
+
+// statesQuoted is the cheap test before rePassphraseQuoted: the line
+// says is or was and holds a quote.
+func statesQuoted(line, lower string) bool {
+	return (strings.Contains(lower, " is ") || strings.Contains(lower, " was ")) && strings.ContainsAny(line, "\"'“‘")
 }
 
 // functionWords are words prose is made of and passphrases avoid.
@@ -1348,4 +1448,256 @@ func isPairPassword(p string) bool {
 		return false
 	}
 	return !name || !strings.ContainsAny(p, "-_.")
+}
+
+// Tight credential pairs: user/password with a slash and no blanks
+// ("admin/S3cr3tPass!"), which is also how paths, branches, units and
+// alternatives are written (src/admin/Users2Page.tsx, feature/ABC-1234,
+// km/h, read/write). A pair stands alone: no path or URL goes on before
+// or after it, and its password is not a file name.
+const (
+	maxTightUser     = 32
+	maxTightPassword = 40
+	// tightSymbols make the second half of a tight pair a password after
+	// any user name; + = and # also after a well-known account name, as
+	// base64 runs, anchors and C++ hold them in paths.
+	tightSymbols      = "!@$%^&*?~"
+	knownUserSymbols  = tightSymbols + "#+="
+	tightUserBefore   = " \t([{\"'`*:,;=>|"
+	tightPasswordStop = " \t\r\"'`)]},;<>|"
+)
+
+// reNotPassword matches what, in the second half of a tight pair, makes
+// it a path, reference, pattern or markup rather than a password: a file
+// extension (admin/Config2024.yaml, an address's .com), a version or
+// commit after @ (actions/setup-go@v5, lodash/fp@4.17.21,
+// rsc.io/breaker@v2.0.0+incompatible), a realm after @
+// (primary/instance@REALM), each also with the $ that ends a pattern
+// (quote@v1.5.2$), a query (admin/users?tab=Roles2), a variable
+// (bin/x$GOEXE, ou/o-${Id}), a glob or pattern (.* *. or a leading *),
+// an HTML character reference (MIT/GPL&quot;), brackets and backslashes
+// (role/?[a-z_0-9+=]+).
+var reNotPassword = regexp.MustCompile(`(?:\.[A-Za-z]{1,5}|@(?:v\d[\w.+-]*|\d+\.\d[\w.+-]*|\d{1,2}|main|master|latest|stable|canary|[0-9a-f]{7,40}))\$?$|` +
+	`@[A-Z][A-Z0-9.-]*$|[?&]\w+=|\$[A-Za-z_{(]|\.\*|\*\.|^\*|&#?\w+(?:;|$)|[\[\](){}\\<>]`)
+
+// matchTightPair finds user/password pairs written tight, without a word
+// that announces them (see matchCredentialPair for those): a user name
+// that starts with a letter and stands after a blank, bracket, quote or
+// colon, outside a URL, and is no host name (see reHostName), a slash, and a password that runs to a blank,
+// quote or closing bracket without another slash, without the stop or
+// emphasis after it. The password must look like one (see
+// isPairPassword), be no path, reference, pattern or markup (see
+// reNotPassword), and hold a symbol (see tightSymbols; after a
+// well-known account name such as admin or root also knownUserSymbols)
+// with lower-case letters and a digit or capitals: without one,
+// root/Config2Dir is a folder, and a ticket such as hotfix/INC-2042!
+// names a branch. A pair inside a markdown link target is a path.
+func matchTightPair(line, lower string) (secretFinding, bool) {
+	for off := 0; off < len(line); {
+		i := strings.IndexByte(line[off:], '/')
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + 1
+		us := i
+		for us > 0 && i-us <= maxTightUser && (isWordByte(line[us-1]) || strings.IndexByte(".@+-", line[us-1]) >= 0) {
+			us--
+		}
+		if us == i || i-us > maxTightUser || !isASCIILetter(line[us]) ||
+			us > 0 && strings.IndexByte(tightUserBefore, line[us-1]) < 0 ||
+			us > 1 && line[us-1] == '(' && line[us-2] == ']' || inURL(line, us) || reHostName.MatchString(line[us:i]) {
+			continue
+		}
+		pe := i + 1
+		for pe < len(line) && strings.IndexByte(tightPasswordStop, line[pe]) < 0 {
+			pe++
+		}
+		for pe > i+1 && strings.IndexByte(".,:;*_", line[pe-1]) >= 0 {
+			pe--
+		}
+		p := line[i+1 : pe]
+		if len(p) > maxTightPassword || !isPairPassword(p) || reNotPassword.MatchString(p) {
+			continue
+		}
+		symbols := tightSymbols
+		if isKnownUser(lower[us:i]) {
+			symbols = knownUserSymbols
+		}
+		if strings.ContainsAny(p, symbols) && (hasClasses(p, true, false, true) || hasClasses(p, false, true, true)) {
+			return secretFinding{kind: kindCredPair, start: i + 1, end: pe}, true
+		}
+	}
+	return secretFinding{}, false
+}
+
+// reHostName matches a host name, as the first half of a module path or
+// URL without its scheme is (gopkg.in/yaml.v3, github.com/acme/etl).
+var reHostName = regexp.MustCompile(`\.(?:com|org|net|io|in|dev|co|edu|gov|de|uk|eu|ai|app|cloud|internal|local)$`)
+
+// inURL reports whether byte i of line is inside a URL: the run of
+// non-blank bytes up to it holds ://.
+func inURL(line string, i int) bool {
+	s := strings.LastIndexAny(line[:i], " \t") + 1
+	return strings.Contains(line[s:i], "://")
+}
+
+// isKnownUser reports the well-known account names (see knownUserStarts).
+func isKnownUser(lowerName string) bool {
+	for _, u := range knownUserStarts {
+		if lowerName == u {
+			return true
+		}
+	}
+	return false
+}
+
+// isASCIILetter reports ASCII letters.
+func isASCIILetter(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+// Comparisons in code: a credential field compared with a literal
+// (if password == "X", pwd === 'X', "X" == req.body.password,
+// password.equals("X"), strcmp(password, "X")) holds the credential as
+// surely as an assignment.
+var comparisonNeedles = []string{"==", "!=", "equal", "cmp", "compare"}
+
+// matchComparison finds a credential field compared with a quoted
+// literal that looks like a credential (see looksLikeSecretValue and
+// isWordPassword): on either side of ==, ===, != or !==, in
+// .equals(...) and .equalsIgnoreCase(...), and as the two arguments of a
+// function that compares (see comparisonAt). A comparison with an
+// identifier, an empty string, a reference or a placeholder passes.
+func matchComparison(line, lower string) (secretFinding, bool) {
+	for off := 0; off < len(line); {
+		c, ok := comparisonAt(line, lower, off)
+		if !ok {
+			break
+		}
+		off = c.next
+		left := strings.TrimRight(line[c.left:c.op], " \t)")
+		right := unwrapCall(line[c.right:c.end])
+		rs := c.end - len(right)
+		var key string
+		var vs, ve int
+		if s, e, ok := literalBefore(left); ok {
+			key, vs, ve = leadingOperand(right), c.left+s, c.left+e
+		} else if s, e, ok := literalAfter(right); ok {
+			key, vs, ve = trailingKey(left), rs+s, rs+e
+		} else {
+			continue
+		}
+		v := line[vs:ve]
+		if key == "" || !isCredentialField(key) || !looksLikeSecretValue(v) && !isWordPassword(key, v) {
+			continue
+		}
+		return secretFinding{kind: kindComparison, start: vs, end: ve, key: key}, true
+	}
+	return secretFinding{}, false
+}
+
+// A comparison is where comparisonAt found two operands compared: the
+// left one is line[left:op], the right one starts at right and ends by
+// end; the search goes on at next.
+type comparison struct {
+	left, op, right, end, next int
+}
+
+// reCompareCall matches the name and opening parenthesis of a function
+// that compares its two arguments: strcmp(, strcasecmp(, compare_digest(,
+// ConstantTimeCompare(, timingSafeEqual(.
+var reCompareCall = regexp.MustCompile(`(?i)\b[\w.]*(?:cmp|compare|compare_digest|equal)\(`)
+
+// comparisonAt returns the first comparison in line at or after off: ==
+// === != !== and .equals( .equalsIgnoreCase( between two operands, or
+// the two arguments of a call to a function that compares (see
+// reCompareCall).
+func comparisonAt(line, lower string, off int) (comparison, bool) {
+	call := reCompareCall.FindStringIndex(line[off:])
+	for k := off; k+1 < len(line); k++ {
+		if call != nil && k == off+call[0] {
+			open := off + call[1]
+			args, end := line[open:], len(line)
+			if i := strings.IndexByte(args, ')'); i >= 0 {
+				// The first ) closes an argument's wrapper ([]byte(pw))
+				// or the call; the second argument runs to the last one.
+				end = open + strings.LastIndexByte(args, ')')
+			}
+			if comma := strings.IndexByte(line[open:end], ','); comma >= 0 {
+				return comparison{left: open, op: open + comma, right: open + comma + 1, end: end, next: open}, true
+			}
+		}
+		switch {
+		case (line[k] == '=' || line[k] == '!') && line[k+1] == '=':
+			e := k + 2
+			if e < len(line) && line[e] == '=' {
+				e++
+			}
+			return comparison{left: 0, op: k, right: e, end: len(line), next: e}, true
+		case line[k] == '.' && strings.HasPrefix(lower[k+1:], "equals"):
+			e := k + 1 + len("equals")
+			if strings.HasPrefix(lower[e:], "ignorecase") {
+				e += len("ignorecase")
+			}
+			if e < len(line) && line[e] == '(' {
+				return comparison{left: 0, op: k, right: e + 1, end: len(line), next: e + 1}, true
+			}
+		}
+	}
+	return comparison{}, false
+}
+
+// unwrapCall returns s, an operand, without blanks before it and without
+// a conversion wrapping it: []byte("X") as "X"), String(x) as x).
+func unwrapCall(s string) string {
+	s = strings.TrimLeft(s, " \t")
+	i := strings.IndexByte(s, '(')
+	if i <= 0 {
+		return s
+	}
+	for _, c := range []byte(s[:i]) {
+		if !isWordByte(c) && c != '.' && c != '[' && c != ']' {
+			return s
+		}
+	}
+	return s[i+1:]
+}
+
+// literalBefore returns the span of the quoted literal that ends s
+// ("X", 'X' or `X`), without blanks inside; ok false for none.
+func literalBefore(s string) (start, end int, ok bool) {
+	if s == "" || strings.IndexByte("\"'`", s[len(s)-1]) < 0 {
+		return 0, 0, false
+	}
+	q := s[len(s)-1]
+	k := strings.LastIndexByte(s[:len(s)-1], q)
+	if k < 0 || k+1 == len(s)-1 || strings.ContainsAny(s[k+1:len(s)-1], " \t") {
+		return 0, 0, false
+	}
+	return k + 1, len(s) - 1, true
+}
+
+// literalAfter returns the span of the quoted literal that starts s,
+// without blanks inside; ok false for none.
+func literalAfter(s string) (start, end int, ok bool) {
+	if s == "" || strings.IndexByte("\"'`", s[0]) < 0 {
+		return 0, 0, false
+	}
+	k := strings.IndexByte(s[1:], s[0])
+	if k <= 0 || strings.ContainsAny(s[1:1+k], " \t") {
+		return 0, 0, false
+	}
+	return 1, 1 + k, true
+}
+
+// leadingOperand returns the field name that the expression starting s
+// ends in: "req.body.password)" gives req.body.password, "$pwd)" pwd.
+func leadingOperand(s string) string {
+	s = strings.TrimLeft(s, "$@")
+	e := 0
+	for e < len(s) && isKeyChar(s[e]) {
+		e++
+	}
+	return strings.Trim(s[:e], ".-")
 }

@@ -418,27 +418,27 @@ func isChatValue(v []byte) bool {
 }
 
 // findDialogue returns the refusal of a short chat in weak labels, whose
-// turns are too short to read as chat one by one, or nil: minSpeakerTurns
-// or more lines in a row (blank lines between allowed), each an
-// unindented weak label (lower-case or an emoji, see weakLabel) or a list
-// item holding one ("- me: ...", "2. user: ..."), and its value, whose two
-// labels, a human's and an AI's, take turns strictly, and whose values
-// are not those of a list of keys or steps: the human's label is me or
-// you, which name a side of a chat and nothing else, outside a list, or
-// at least half the values are turns (see isTurnValue) and one is chat
-// (see isChatValue) or two answer or follow up the turn before them, not
-// both bare acknowledgements (see replyCueOf). "me: status? / bot: green / me: deploy / bot: deployed",
-// "🧑 totals for March? / 🤖 4.1M / ..." and "user: check march / bot:
-// done, 4.1M / user: now april / bot: done, 3.9M" are chats; "user: alice
-// / agent: nightly-report / ...", "- me: owns the export / - bot: posts
-// the summary / ..." and a runbook "🤖 export runs at 02:00 / 👤 review
-// the totals / ..." are not.
+// turns are too short to read as chat one by one, or nil: lines in a row
+// (blank lines between allowed), each an unindented weak label
+// (lower-case or an emoji, see weakLabel) or a list item holding one
+// ("- me: ...", "2. user: ..."), also quoted ("> me: ..."), and its
+// value, whose two labels, a human's and an AI's, take turns strictly
+// (see dialogue), and that read as a chat: minSpeakerTurns or more whose
+// values are not those of a list of keys or steps (see dialogue.isChat),
+// or two or three that answer one another and stand alone in the
+// content, the only turns in it (see dialogue.isShortChat and
+// standsAlone). "me: status? / bot: green / me: deploy / bot: deployed",
+// "🧑 totals for March? / 🤖 4.1M / ...", "user: check march / bot:
+// done, 4.1M / user: now april / bot: done, 3.9M" and "user: run the
+// export / bot: done" are chats; "user: alice / agent: nightly-report /
+// ...", "- me: owns the export / - bot: posts the summary / ...", a
+// runbook "🤖 export runs at 02:00 / 👤 review the totals / ..." and
+// "Reply like this: / user: totals? / bot: 4.1M" are not.
 func findDialogue(content []byte) *Rejection {
 	var (
-		conv                          conversation
-		turnValues, chat, acks, links int
-		chatOnly                      bool
-		prev                          []byte // the value of the turn before
+		d                dialogue
+		short            conversation // the first short chat, turns 0 for none
+		nonBlank, labels int          // non-blank lines, and turns among them
 	)
 	lineNo := 0
 	for off := 0; off < len(content); {
@@ -448,54 +448,247 @@ func findDialogue(content []byte) *Rejection {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		nonBlank++
 		var (
 			info  speakerInfo
 			name  string
 			value []byte
 			ok    bool
 		)
-		item, listed := listItemText(line)
-		if listed || line[0] != ' ' && line[0] != '\t' {
+		item, listed := listItemText(unquoted(line))
+		if listed || item[0] != ' ' && item[0] != '\t' {
 			if name, value, ok = weakLabel(stripTags(item)); ok {
 				info, ok = speakerLabel(name)
 			}
 		}
 		ok = ok && (info.role == roleHuman || info.role == roleAI) && !capitalOnlyLabels[name] && len(value) > 0
-		if !ok || conv.turns > 0 && (info.role == conv.prev || conv.breaks(info.role, info.label)) {
-			conv, turnValues, chat, acks, links, chatOnly, prev = conversation{}, 0, 0, 0, 0, false, nil
+		if !ok || d.conv.turns > 0 && (info.role == d.conv.prev || d.conv.breaks(info.role, info.label)) {
+			if short.turns == 0 && d.isShortChat() {
+				short = d.conv
+			}
+			d = dialogue{}
 			if !ok {
 				continue
 			}
 		}
-		conv.add(lineNo, info.role, info.label)
-		if info.role == roleHuman {
-			_, chatOnly = labelOnlySpeakers[name]
-			chatOnly = chatOnly && !capitalOnlyLabels[name] && !listed
-		}
-		if isTurnValue(value) {
-			turnValues++
-		}
-		if isChatValue(value) {
-			chat++
-		}
-		switch replyCueOf(info.role, value, prev) {
-		case cueAck:
-			acks++
-		case cueLink:
-			links++
-		}
-		prev = value
-		if conv.isTranscript() && (chatOnly || 2*turnValues >= conv.turns && (chat > 0 || links > 0 && acks+links >= minReplyCues)) {
-			return conversationRejection(content, off, lineNo, conv, true)
+		labels++
+		d.add(lineNo, info, name, value, listed)
+		if d.isChat() {
+			return conversationRejection(content, off, lineNo, d.conv, true)
 		}
 	}
+	if short.turns == 0 && d.isShortChat() {
+		short = d.conv
+	}
+	if short.turns > 0 && short.turns == labels && standsAlone(content, short, nonBlank) {
+		return turnsRejection(short)
+	}
 	return nil
+}
+
+// A dialogue is a run of turns in weak labels that take turns strictly,
+// as findDialogue reads it, and the cues that make it read as a chat.
+type dialogue struct {
+	conv                          conversation
+	turnValues, chat, acks, links int
+	chatOnly                      bool // the human's label names a side of a chat and nothing else
+	humanTurn                     bool // a human's value is a turn (see isTurnValue)
+	listed                        bool // a turn is a list item
+	words                         bool // a label is a word, not an emoji
+	replies                       [answerStrong + 1]int
+	prev                          []byte // the value of the turn before
+}
+
+// add records line n, a turn of the speaker info labelled name with value
+// v; listed reports a list item.
+func (d *dialogue) add(n int, info speakerInfo, name string, v []byte, listed bool) {
+	d.conv.add(n, info.role, info.label)
+	turn := isTurnValue(v)
+	if info.role == roleHuman {
+		_, d.chatOnly = labelOnlySpeakers[name]
+		d.chatOnly = d.chatOnly && !capitalOnlyLabels[name] && !listed
+		d.humanTurn = d.humanTurn || turn
+	}
+	d.listed = d.listed || listed
+	d.words = d.words || !isEmojiName(name)
+	if turn {
+		d.turnValues++
+	}
+	if isChatValue(v) {
+		d.chat++
+	}
+	switch replyCueOf(info.role, v, d.prev) {
+	case cueAck:
+		d.acks++
+	case cueLink:
+		d.links++
+	}
+	d.replies[answerOf(info.role, v, d.prev)]++
+	d.prev = v
+}
+
+// isChat reports whether the dialogue is a chat of minSpeakerTurns or
+// more turns: the human's label is me or you outside a list, or at least
+// half the values are turns (see isTurnValue) and one is chat (see
+// isChatValue) or two answer or follow up the turn before them, not both
+// bare acknowledgements (see replyCueOf), or, in emoji labels alone,
+// which are never keys, one turn answers the one before (see answerOf):
+// "🧑 deploy / 🤖 deployed".
+func (d *dialogue) isChat() bool {
+	if !d.conv.isTranscript() {
+		return false
+	}
+	return d.chatOnly || 2*d.turnValues >= d.conv.turns && (d.chat > 0 || d.links > 0 && d.acks+d.links >= minReplyCues) ||
+		!d.words && d.replies[answerWeak]+d.replies[answerStrong] > 0
+}
+
+// isShortChat reports whether the dialogue, ended, is a chat too short
+// for isChat: two or three turns of both sides, a human's value a turn
+// (or the labels emoji alone, never keys), and one turn that answers the
+// one before (see answerOf), with a question or a courtesy when the turns
+// are list items ("- user: open the dashboard / - bot: done" is a
+// checklist).
+func (d *dialogue) isShortChat() bool {
+	if d.conv.turns < 2 || d.conv.turns >= minSpeakerTurns || !d.conv.human || !d.conv.ai || !d.humanTurn && d.words {
+		return false
+	}
+	return d.replies[answerStrong] > 0 || !d.listed && d.replies[answerWeak] > 0
+}
+
+// isEmojiName reports a label that is an emoji (see emojiLabel).
+func isEmojiName(name string) bool {
+	r, size := utf8.DecodeRuneInString(name)
+	return size == len(name) && r >= utf8.RuneSelf
+}
+
+// How a turn answers the one before it (see answerOf).
+const (
+	answerNone   = iota
+	answerWeak   // an acknowledgement or an echo of a request
+	answerStrong // a reply to a question, or a courtesy
+)
+
+// questionWords start a question written without its question mark.
+var questionWords = []string{"what", "what's", "how", "why", "which", "where", "can you", "could you", "would you",
+	"will you", "do you", "did you", "are you", "is it", "is there", "are there", "did it"}
+
+// reCourtesy matches the courtesies of a chat: "please", "thanks".
+var reCourtesy = regexp.MustCompile(`(?i)\b(?:please|pls|thanks|thank you|thx|cheers)\b`)
+
+// answerOf returns how v, the value of a turn of role r, answers prev,
+// the value of the other side's turn before it (nil for none): strongly
+// after a question (a question mark, or a question word first, see
+// questionWords) or with a courtesy (see reCourtesy), weakly when an AI's
+// turn after a request acknowledges it (see requestAcks) or echoes one of
+// its verbs ("run the export" / "done", "export it" / "exported"). A
+// human's value that reports a step done ("reviewed the totals") is a
+// status, not a request: "done" after it is a checklist.
+func answerOf(r role, v, prev []byte) int {
+	switch {
+	case prev == nil:
+		return answerNone
+	case reCourtesy.Match(v) || isQuestion(prev):
+		return answerStrong
+	case r != roleAI:
+		return answerNone
+	}
+	for _, w := range leadingWords(prev, 3) {
+		if echoesVerb(firstWord(v), w) {
+			return answerWeak
+		}
+	}
+	if first := firstWord(prev); len(first) > 4 && strings.HasSuffix(first, "ed") {
+		return answerNone
+	}
+	for _, w := range requestAcks {
+		if startsWithWord(v, w) {
+			return answerWeak
+		}
+	}
+	return answerNone
+}
+
+// isQuestion reports a value that asks: it ends with a question mark or
+// starts with a question word (see questionWords).
+func isQuestion(v []byte) bool {
+	t := bytes.TrimRight(v, " \t")
+	if len(t) > 0 && t[len(t)-1] == '?' {
+		return true
+	}
+	for _, w := range questionWords {
+		if startsWithWord(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// leadingWords returns the first n words of v, lower-cased, as runs of
+// ASCII letters.
+func leadingWords(v []byte, n int) []string {
+	var out []string
+	for _, f := range bytes.Fields(v) {
+		if len(out) == n {
+			break
+		}
+		out = append(out, firstWord(f))
+	}
+	return out
+}
+
+// maxShortChatContext bounds the other lines beside a short chat (a
+// heading, a date, the fences of a code block): with more the chat is a
+// quotation inside a text.
+const maxShortChatContext = 2
+
+// framingWords are words of the text around a quoted exchange that
+// present it as an example or a rule, not as a session.
+var framingWords = []string{"example", "e.g.", "for instance", "such as", "like this", "like so", "sample", "template",
+	"format", "never", "don't", "do not", "avoid", "instead", "style", "tone"}
+
+// standsAlone reports whether the short chat c stands alone in content,
+// of nonBlank non-blank lines: at most maxShortChatContext other lines,
+// none of which presents it (see framingWords).
+func standsAlone(content []byte, c conversation, nonBlank int) bool {
+	if nonBlank-c.turns > maxShortChatContext {
+		return false
+	}
+	lineNo := 0
+	for off := 0; off < len(content); {
+		var line []byte
+		line, off = nextLine(content, off)
+		lineNo++
+		if lineNo >= c.start && lineNo <= c.last {
+			continue
+		}
+		lower := bytes.ToLower(line)
+		for _, w := range framingWords {
+			if bytes.Contains(lower, []byte(w)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // minReplyCues is how many answers and follow-ups (see replyCueOf), one
 // of them a link, make the turns of a short chat read as one when none of
 // them is chat.
 const minReplyCues = 2
+
+// unquoted returns line without the markers of a markdown quotation
+// ("> ", ">> ") before it, or line when it has none.
+func unquoted(line []byte) []byte {
+	t := bytes.TrimLeft(line, " \t")
+	if len(t) == 0 || t[0] != '>' {
+		return line
+	}
+	t = bytes.TrimLeft(t, "> ")
+	if len(t) == 0 {
+		return line
+	}
+	return t
+}
 
 // listItemText returns line without its list marker ("- ", "* ", "+ ",
 // "12. ", "3) ") and indentation, and whether it had one; else line.
@@ -519,7 +712,8 @@ func listItemText(line []byte) ([]byte, bool) {
 // it"), and a human's follow-up or question without its question mark
 // ("and april?", "now march", "what about EMEA", "how big is it").
 var (
-	ackWords      = []string{"done", "ok", "okay", "sure", "yes", "yep", "yeah", "nope", "noted", "finished", "got it", "on it", "will do"}
+	requestAcks   = []string{"done", "ok", "okay", "sure", "noted", "finished", "got it", "on it", "will do"}
+	ackWords      = append([]string{"yes", "yep", "yeah", "nope"}, requestAcks...)
 	followUpWords = []string{"and", "now", "again", "same for", "what", "how", "why", "which"}
 )
 
@@ -624,6 +818,11 @@ func conversationRejection(content []byte, off, lineNo int, conv conversation, w
 			conv.add(lineNo, r, label)
 		}
 	}
+	return turnsRejection(conv)
+}
+
+// turnsRejection is the refusal of the conversation conv.
+func turnsRejection(conv conversation) *Rejection {
 	labels := make([]string, len(conv.labels))
 	for i, l := range conv.labels {
 		labels[i] = l + ":"

@@ -174,7 +174,22 @@ func TestFindDialogue(t *testing.T) {
 		"# Chat\n\nme: check march\n\nclaude: ok done\n\nme: and april\n\nclaude: also done\n":          3,
 		"user: totals for march?\nbot: 4.1M\nuser: and april?\nbot: 3.9M\n":                             1,
 		"🧑 totals?\n🤖 4.1M\n🧑 and april, please\n🤖 3.9M\n":                                              1,
-		"me: status?\nbot: green\nme: deploy\n":                                                         0, // three turns
+		"me: status?\nbot: green\nme: deploy\n":                                                         1, // three turns, alone
+		"user: run the export\nbot: done\n":                                                             1, // two turns, alone
+		"🧑 export it\n🤖 done\n🧑 thanks\n":                                                               1,
+		"# 2026-03-01\nme: rerun the backfill\nclaude: rerunning it\n":                                  2,
+		"For example:\nuser: run the export\nbot: done\n":                                               0, // presented as an example
+		"Rules:\n\nA\nB\nC\nuser: run the export\nbot: done\n":                                          0, // inside a text
+		"- user: open the dashboard\n- bot: done\n":                                                     0, // a checklist
+		"user: reviewed the totals\nbot: done\n":                                                        0, // a status
+		"user: asks for the report\nbot: posts it on Monday\n":                                          0, // duties
+		"user: deploy\nbot: deployed\n":                                                                 0, // keys
+		"> user: run the export\n> bot: done\n":                                                         1, // quoted
+		"Example:\n> user: run the export\n> bot: done\n":                                               0,
+		"me: status?\nme: again?\nbot: green\n":                                                         0, // not the only turns
+		"🧑 status\n🤖 green\n🧑 deploy\n🤖 deployed\n":                                                     1, // emoji, one word each
+		"👤 export\n🤖 exported\n":                                                                        1,
+		"👤 Alice\n🤖 nightly-bot\n👤 Bob\n🤖 triage-bot\n":                                                 0, // a legend
 		"me: status?\nme: again?\nbot: green\nme: deploy\n":                                             0, // not in turn
 		"me: status?\nbot: green\nsee the runbook\nme: deploy\nbot: deployed\n":                         0, // other lines between
 		"user: alice\nagent: nightly-report\nuser: bob\nagent: triage-bot\n":                            0, // keys
@@ -228,6 +243,36 @@ func TestReplyCueOf(t *testing.T) {
 	for _, tt := range tests {
 		if got := replyCueOf(tt.r, []byte(tt.value), []byte(tt.prev)); got != tt.want {
 			t.Errorf("replyCueOf(%v, %q, %q) = %v, want %v", tt.r, tt.value, tt.prev, got, tt.want)
+		}
+	}
+}
+
+func TestAnswerOf(t *testing.T) {
+	tests := []struct {
+		r           role
+		value, prev string
+		want        int
+	}{
+		{roleAI, "4.1M", "totals for march?", answerStrong},
+		{roleAI, "240 ms", "what's the p95", answerStrong},
+		{roleHuman, "the march export", "hi, what do you need?", answerStrong},
+		{roleHuman, "thanks", "done", answerStrong},
+		{roleAI, "done", "run the export", answerWeak},
+		{roleAI, "exported 4,120 rows", "export march", answerWeak},
+		{roleAI, "rerunning it now", "rerun the backfill", answerWeak},
+		{roleAI, "done at 02:00", "reviewed the totals", answerNone}, // a status
+		{roleAI, "yes", "read-only access", answerNone},
+		{roleAI, "posts it on Monday", "asks for the report", answerNone},
+		{roleHuman, "done", "run the export", answerNone},
+		{roleAI, "done", "", answerNone},
+	}
+	for _, tt := range tests {
+		var prev []byte
+		if tt.prev != "" {
+			prev = []byte(tt.prev)
+		}
+		if got := answerOf(tt.r, []byte(tt.value), prev); got != tt.want {
+			t.Errorf("answerOf(%v, %q, %q) = %d, want %d", tt.r, tt.value, tt.prev, got, tt.want)
 		}
 	}
 }
