@@ -51,16 +51,7 @@ func TestStore_SearchReadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := s.Search(tt.ctx, memstore.SearchRequest{Query: "quarterly ledger", Limit: 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, h := range res.Hits {
-				got = append(got, h.Path)
-			}
-			slices.Sort(got)
-			if diff := cmp.Diff(tt.want, slices.Compact(got)); diff != "" {
+			if diff := cmp.Diff(tt.want, slices.Compact(foundPaths(t, tt.ctx, s, "quarterly ledger"))); diff != "" {
 				t.Errorf("paths (-want +got):\n%s", diff)
 			}
 		})
@@ -118,19 +109,6 @@ func TestStore_SearchLaggingIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	vic := access.WithPrincipal(ctx, access.Principal{User: "vic", Kind: access.KindPerson})
-	search := func(ctx context.Context) []string {
-		t.Helper()
-		res, err := s.Search(ctx, memstore.SearchRequest{Query: "zorblax", Limit: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, h := range res.Hits {
-			got = append(got, h.Path)
-		}
-		slices.Sort(got)
-		return got
-	}
 	tests := []struct {
 		name  string
 		ctx   context.Context
@@ -144,8 +122,24 @@ func TestStore_SearchLaggingIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		stuck.Store(tt.stuck)
-		if diff := cmp.Diff(tt.want, search(tt.ctx)); diff != "" {
+		if diff := cmp.Diff(tt.want, foundPaths(t, tt.ctx, s, "zorblax")); diff != "" {
 			t.Errorf("%s: hits (-want +got):\n%s", tt.name, diff)
 		}
 	}
+}
+
+// foundPaths returns the sorted paths of the hits of a search for query,
+// up to 20, as the principal of ctx.
+func foundPaths(t *testing.T, ctx context.Context, s *memstore.Store, query string) []string {
+	t.Helper()
+	res, err := s.Search(ctx, memstore.SearchRequest{Query: query, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.Path)
+	}
+	slices.Sort(got)
+	return got
 }

@@ -317,15 +317,7 @@ func TestIndex_Exclusive(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
-	newIx := func(schema string) *Index {
-		ix, err := New(newPool(t, dsn), &Options{Dim: 8, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		return ix
-	}
-	a, b, other := newIx("team_x"), newIx("team_x"), newIx("team_y")
+	a, b, other := schemaIndex(t, dsn, "team_x"), schemaIndex(t, dsn, "team_x"), schemaIndex(t, dsn, "team_y")
 	admin := newPool(t, dsn)
 
 	entered, release, firstDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -568,15 +560,7 @@ func TestIndex_MemoriesLockApart(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	newIx := func(schema string) *Index {
-		ix, err := New(newPool(t, dsn), &Options{Dim: 8, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		return ix
-	}
-	x, y := newIx("locks_x"), newIx("locks_y")
+	x, y := schemaIndex(t, dsn, "locks_x"), schemaIndex(t, dsn, "locks_y")
 	admin := newPool(t, dsn)
 	holder, err := admin.Begin(ctx)
 	if err != nil {
@@ -606,4 +590,16 @@ func TestIndex_MemoriesLockApart(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("memory x's write after the locks were released: %v", err)
 	}
+}
+
+// schemaIndex opens an index of dimension 8 in schema, on a pool of its
+// own (as another process would).
+func schemaIndex(t *testing.T, dsn, schema string) *Index {
+	t.Helper()
+	ix, err := New(newPool(t, dsn), &Options{Dim: 8, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
 }
