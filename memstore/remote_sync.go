@@ -7,15 +7,18 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/selmem/selmem/internal/fsutil"
+	"github.com/selmem/selmem/memstore/gate"
 )
 
 // logKeyRemote is the log key of a remote's commit.
@@ -45,8 +48,90 @@ func (r *replica) cloneRemote(ctx context.Context, dir string, sync bool, meta c
 			return head, meta, errNoRepo // an empty remote: Open creates the memory and pushes it
 		}
 		meta.Subject = "clone " + r.cfg.Branch
+		c, err := object.GetCommit(g.repo.Storer, head)
+		if err == nil {
+			err = checkFetched(ctx, nil, c)
+		}
+		if err != nil {
+			return head, meta, err
+		}
 		return head, meta, checkout(g, tmp, head)
 	})
+}
+
+// fetchedLimits are the path limits checkFetched applies: generous, since
+// they are for what selmem writes and another replica may allow more.
+var fetchedLimits = gate.Limits{MaxDepth: 256, MaxNameBytes: 1024}
+
+// checkFetched refuses to, a commit fetched from the remote, when a file
+// it adds or changes since from (nil: any file) has a path or a mode the
+// write gate never lets a write make: a hidden element (.git included), a
+// "..", a control character, a symlink or a submodule. Anyone who can
+// push to the remote with plain git can make such a commit; taking it in
+// would put the file in the working tree, or fail later with a message
+// that names nothing. The refusal names the commit, for whoever keeps the
+// remote to mend.
+func checkFetched(ctx context.Context, from, to *object.Commit) error {
+	var old *object.Tree
+	if from != nil {
+		var err error
+		if old, err = from.Tree(); err != nil {
+			return err
+		}
+	}
+	tree, err := to.Tree()
+	if err != nil {
+		return err
+	}
+	why, err := refusedIn(ctx, old, tree, "")
+	if err != nil || why == "" {
+		return err
+	}
+	return &Error{Kind: ErrConflict,
+		Msg:  fmt.Sprintf("Error: the remote's commit %s holds a file selmem does not take in: %s", to.Hash.String()[:12], why),
+		Hint: "Nothing was changed here. Whoever keeps the remote removes the file with git in a new commit; until then this replica serves its copy and its writes fail."}
+}
+
+// refusedIn says why the first entry of tree below dir that old (nil:
+// none) does not hold as it is would be refused (see checkFetched), or
+// returns "". An entry's name is checked before its subtree is read.
+func refusedIn(ctx context.Context, old, tree *object.Tree, dir string) (string, error) {
+	for _, e := range tree.Entries {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		var was *object.TreeEntry
+		if old != nil {
+			was, _ = old.FindEntry(e.Name)
+		}
+		if was != nil && was.Hash == e.Hash && was.Mode == e.Mode {
+			continue
+		}
+		p := path.Join(dir, e.Name)
+		if _, err := gate.Path(virtual(p), fetchedLimits); err != nil {
+			return err.Error(), nil
+		}
+		switch e.Mode {
+		case filemode.Regular, filemode.Executable:
+		case filemode.Dir:
+			sub, err := tree.Tree(e.Name)
+			if err != nil {
+				return "", err
+			}
+			var oldSub *object.Tree
+			if was != nil && was.Mode == filemode.Dir {
+				if oldSub, err = old.Tree(e.Name); err != nil {
+					return "", err
+				}
+			}
+			if why, err := refusedIn(ctx, oldSub, sub, p); why != "" || err != nil {
+				return why, err
+			}
+		default:
+			return fmt.Sprintf("%s is not a regular file (git mode %s).", virtual(p), e.Mode), nil
+		}
+	}
+	return "", nil
 }
 
 // checkout writes every file of the commit h into the working directory dir.
@@ -181,6 +266,9 @@ func (s *Store) pullLocked(ctx context.Context) (SyncResult, error) {
 func (s *Store) fastForward(ctx context.Context, head *object.Commit, to plumbing.Hash) ([]string, error) {
 	next, err := object.GetCommit(s.git.repo.Storer, to)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFetched(ctx, head, next); err != nil {
 		return nil, err
 	}
 	changes, err := s.treeChanges(ctx, head, next)
