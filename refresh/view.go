@@ -140,7 +140,7 @@ func (r *Refresher) View(ctx context.Context, ws, artifact string) (*View, error
 		return nil, gone(err)
 	}
 	read := func() ([]byte, error) {
-		data, err := r.snaps.Bound(ws, artifact, sha)
+		data, err := r.snaps.Get(sha) // retained: checked above
 		return data, gone(err)
 	}
 	// A snapshot held by column is read only if its text is wanted (the

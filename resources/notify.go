@@ -48,12 +48,11 @@ func (r *Registry) hookSubscriptions() {
 			r.unsubscribe(s.SessionID(), req.Params.URI)
 		}
 	})
-	// A session of a transport that delivers notifications itself is told
-	// of the changes to its resources/list from its first request on (see
-	// Broadcaster).
-	// A session's later requests may carry another token of its principal,
-	// with other groups or no longer an org admin: what the session is told
-	// follows the principal of its latest request.
+	// What a session is told follows the principal of its latest request,
+	// whose token may carry other groups than an earlier one's, or no
+	// longer make it an org admin. A session of a transport that delivers
+	// notifications itself is told of the changes to its resources/list
+	// from its first request on (see Broadcaster).
 	hooks.AddBeforeAny(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
 		s := server.ClientSessionFromContext(ctx)
 		if s == nil {
@@ -121,6 +120,21 @@ type listDigest [sha256.Size]byte
 func principalOf(ctx context.Context) subscriber {
 	p, ok := access.FromContext(ctx)
 	return subscriber{p: p, ok: ok}
+}
+
+// byPrincipal returns read, computed once per principal: the subscribers
+// of one principal read alike.
+func byPrincipal(read func(subscriber) listDigest) func(subscriber) listDigest {
+	done := map[string]listDigest{}
+	return func(who subscriber) listDigest {
+		key := fmt.Sprint(who.ok, who.p)
+		d, ok := done[key]
+		if !ok {
+			d = read(who)
+			done[key] = d
+		}
+		return d
+	}
 }
 
 // subscriberOf returns who subscribes to uris in ctx; when uris include
@@ -566,16 +580,11 @@ func (r *Registry) tellListChanged() {
 	r.subsMu.Lock()
 	views := maps.Clone(r.views)
 	r.subsMu.Unlock()
-	readings := map[string]listDigest{} // by principal: one digest each
+	digest := byPrincipal(r.viewDigest)
 	tell := map[Broadcaster][]string{}
 	for _, s := range slices.Sorted(maps.Keys(views)) {
 		v := views[s]
-		key := fmt.Sprint(v.who.ok, v.who.p)
-		d, ok := readings[key]
-		if !ok {
-			d = r.viewDigest(v.who)
-			readings[key] = d
-		}
+		d := digest(v.who)
 		if d == (listDigest{}) || d == v.d {
 			delete(views, s)
 			continue
@@ -611,14 +620,9 @@ func (r *Registry) listReaders() (sessions []string, listens []listen) {
 	ls := slices.DeleteFunc(slices.Clone(r.listens), func(l listen) bool { return l.uri != WorkspacesURI })
 	r.subsMu.Unlock()
 
-	readings := map[string]listDigest{} // by principal: one rendering each
+	read := byPrincipal(r.readList)
 	changed := func(who *subscriber) bool {
-		key := fmt.Sprint(who.ok, who.p)
-		d, ok := readings[key]
-		if !ok {
-			d = r.readList(*who)
-			readings[key] = d
-		}
+		d := read(*who)
 		if d == (listDigest{}) || d == who.list {
 			return false
 		}
@@ -658,9 +662,12 @@ func (r *Registry) listReaders() (sessions []string, listens []listen) {
 // subscribed to it, forgetting sessions that are gone.
 func (r *Registry) notify(uris []string) {
 	for _, uri := range uris {
-		sessions, listens := r.subscribers(uri), r.listeners(uri)
+		var sessions []string
+		var listens []listen
 		if uri == WorkspacesURI {
 			sessions, listens = r.listReaders()
+		} else {
+			sessions, listens = r.subscribers(uri), r.listeners(uri)
 		}
 		for _, s := range sessions {
 			err := r.send(s, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
