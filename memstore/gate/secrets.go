@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -1521,7 +1522,7 @@ func matchTightPair(line, lower string) (secretFinding, bool) {
 			continue
 		}
 		symbols := tightSymbols
-		if isKnownUser(lower[us:i]) {
+		if slices.Contains(knownUserStarts, lower[us:i]) {
 			symbols = knownUserSymbols
 		}
 		if strings.ContainsAny(p, symbols) && (hasClasses(p, true, false, true) || hasClasses(p, false, true, true)) {
@@ -1540,16 +1541,6 @@ var reHostName = regexp.MustCompile(`\.(?:com|org|net|io|in|dev|co|edu|gov|de|uk
 func inURL(line string, i int) bool {
 	s := strings.LastIndexAny(line[:i], " \t") + 1
 	return strings.Contains(line[s:i], "://")
-}
-
-// isKnownUser reports the well-known account names (see knownUserStarts).
-func isKnownUser(lowerName string) bool {
-	for _, u := range knownUserStarts {
-		if lowerName == u {
-			return true
-		}
-	}
-	return false
 }
 
 // isASCIILetter reports ASCII letters.
